@@ -1,0 +1,1 @@
+//! `vigil-controller`: the controller library. Start at `cli` for the command line.

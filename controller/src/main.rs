@@ -1,0 +1,2 @@
+//! vigil-controller binary.
+fn main() {}

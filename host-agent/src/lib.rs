@@ -1,0 +1,1 @@
+//! `vigil-agent`: the host agent library. Start at the binary in `main.rs`.

@@ -1,0 +1,2 @@
+//! vigil-agent binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! `vigil-proto`: generated protobuf and gRPC types for the agent link.
