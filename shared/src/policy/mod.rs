@@ -1,16 +1,38 @@
-//! The command classifier: decides whether a shell command is provably read-only.
+//! The command classifier: decides whether a shell command is provably read-only and
+//! whether it ends by itself.
+//!
+//! [`classify`] parses the command with tree-sitter-bash and runs the phases of the
+//! contract in order: (1) mutation-capability guards on the shell syntax itself
+//! (`syntax`), then per simple command (2) known write patterns, (3) read-only by
+//! construction, (4) content inspection (SQL, redis-cli, sed and awk programs, curl flags)
+//! and (5) the conservative fallback (`commands`). A hit in (1) or (2) can never be undone
+//! by a later phase: every part of a compound command must be read-only on its own.
 
+mod args;
+mod commands;
+mod engine;
+mod syntax;
 mod types;
+mod verdict;
+mod word;
 
 pub use types::{Boundedness, Classification, Intent, Risk, UnboundedCategory};
 
+use verdict::Verdict;
+
+/// Commands longer than this are not inspected (and so are never read-only).
+pub const MAX_COMMAND_BYTES: usize = 16 * 1024;
+
 /// Classify one shell command string. Pure and deterministic.
 pub fn classify(command: &str) -> Classification {
-    let _ = command;
-    Classification {
-        intent: Intent::WriteOrUnknown,
-        risk: Risk::Medium,
-        reasons: vec!["not implemented".into()],
-        boundedness: Boundedness::Bounded,
-    }
+    let verdict = if command.len() > MAX_COMMAND_BYTES {
+        Verdict::unknown(format!(
+            "command longer than {MAX_COMMAND_BYTES} bytes is not inspected"
+        ))
+    } else if command.contains('\0') {
+        Verdict::unknown("command contains a NUL byte")
+    } else {
+        engine::classify_script(command, engine::Ctx::root())
+    };
+    verdict.into_classification()
 }

@@ -1,0 +1,62 @@
+# The commands developers run; CI (.ci/run) calls the same targets.
+#
+#   make build   build every crate (debug)
+#   make run     run vigil-controller with RUN_ARGS (default: --help)
+#   make test    unit, integration, end-to-end and doc tests
+#   make lint    rustfmt check, clippy -D warnings, shellcheck on the shell scripts
+#   make fmt     format the code
+#   make bench   benchmarks (record figures in BENCHMARKS.md)
+#   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz and a fuzz/ crate)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+CARGO ?= cargo
+# Arguments for `make run`, e.g. make run RUN_ARGS="policy check --human 'journalctl -f'".
+# The default becomes `serve` when the controller's HTTP/gRPC server lands (controller-API
+# issue); until then `policy check` is the only working subcommand.
+RUN_ARGS ?= --help
+FUZZ_SECONDS ?= 60
+SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh)
+
+.PHONY: all build run test lint fmt bench fuzz
+
+all: build
+
+build:
+	$(CARGO) build --workspace
+
+run:
+	$(CARGO) run -p vigil-controller -- $(RUN_ARGS)
+
+test:
+	$(CARGO) test --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	@if command -v shellcheck >/dev/null 2>&1; then \
+		echo "shellcheck $(SHELL_SCRIPTS)"; \
+		shellcheck $(SHELL_SCRIPTS); \
+	else \
+		echo "shellcheck not installed: skipping the shell scripts (.ci/run installs it)"; \
+	fi
+
+fmt:
+	$(CARGO) fmt --all
+
+# Benchmarks. Write the figures (machine, date, numbers) into BENCHMARKS.md.
+# More benches join this target as they are written.
+bench:
+	$(CARGO) bench -p vigil-shared --bench classify
+
+# Optional: coverage-guided fuzzing of the classifier with cargo-fuzz (libFuzzer), which
+# needs nightly features; RUSTC_BOOTSTRAP=1 unlocks them on the pinned stable toolchain.
+fuzz:
+	@if ! $(CARGO) fuzz --version >/dev/null 2>&1; then \
+		echo "cargo-fuzz is not installed (cargo install cargo-fuzz); not fuzzing" >&2; exit 1; \
+	fi
+	@if [ ! -d fuzz ]; then \
+		echo "there is no fuzz/ crate yet; not fuzzing" >&2; exit 1; \
+	fi
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run classify -- -max_total_time=$(FUZZ_SECONDS)

@@ -1,0 +1,186 @@
+//! A small getopt-style view of a command's arguments, for flag-aware rules.
+
+use super::word::Word;
+
+/// How a tool takes its options.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Spec<'s> {
+    /// Short options that take a value (`-n 5`, `-n5`).
+    pub short_values: &'s str,
+    /// Long options that take a value when written as `--name value`.
+    pub long_values: &'s [&'s str],
+    /// Options end at the first positional (POSIX), instead of being permuted (GNU).
+    pub stop_at_positional: bool,
+}
+
+/// One option as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Opt {
+    Short(char, Option<String>),
+    Long(String, Option<String>),
+}
+
+/// Arguments split into options and positionals.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed<'a> {
+    pub opts: Vec<Opt>,
+    pub positionals: Vec<&'a Word>,
+    /// Index (into the argument slice) of each positional.
+    pub positional_index: Vec<usize>,
+    /// Some argument depends on an expansion and could be an option we cannot see.
+    pub dynamic: bool,
+}
+
+impl Parsed<'_> {
+    /// True when the short option `c` was given.
+    pub fn short(&self, c: char) -> bool {
+        self.opts
+            .iter()
+            .any(|o| matches!(o, Opt::Short(s, _) if *s == c))
+    }
+
+    /// True when the long option `name` (or an abbreviation GNU getopt would accept) was given.
+    pub fn long(&self, name: &str) -> bool {
+        self.opts
+            .iter()
+            .any(|o| matches!(o, Opt::Long(l, _) if long_matches(l, name)))
+    }
+
+    /// True when `-c` or `--name` was given.
+    pub fn flag(&self, c: char, name: &str) -> bool {
+        self.short(c) || self.long(name)
+    }
+
+    /// The value of `-c` or `--name`, last one wins.
+    pub fn value(&self, c: Option<char>, name: &str) -> Option<&str> {
+        self.opts.iter().rev().find_map(|o| match o {
+            Opt::Short(s, v) if Some(*s) == c => v.as_deref(),
+            Opt::Long(l, v) if long_matches(l, name) => v.as_deref(),
+            _ => None,
+        })
+    }
+
+    /// Positional texts; `None` for a dynamic one.
+    pub fn positional_texts(&self) -> Vec<Option<&str>> {
+        self.positionals.iter().map(|w| w.fixed()).collect()
+    }
+
+    /// The first positional's fixed text.
+    pub fn first(&self) -> Option<&str> {
+        self.positionals.first().and_then(|w| w.fixed())
+    }
+
+    /// The fixed text of positional `i`.
+    pub fn nth(&self, i: usize) -> Option<&str> {
+        self.positionals.get(i).and_then(|w| w.fixed())
+    }
+}
+
+/// GNU getopt accepts any unambiguous prefix of a long option; we treat every prefix of at
+/// least two characters as a match, which errs towards seeing the flag.
+pub(crate) fn long_matches(given: &str, name: &str) -> bool {
+    given == name || (given.len() >= 2 && name.starts_with(given))
+}
+
+/// Parse `args` (not including the program name).
+pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    let mut only_positionals = false;
+    while i < args.len() {
+        let w = &args[i];
+        let Some(text) = w.fixed() else {
+            p.dynamic = true;
+            p.positionals.push(w);
+            p.positional_index.push(i);
+            i += 1;
+            continue;
+        };
+        if only_positionals || text == "-" || !text.starts_with('-') {
+            p.positionals.push(w);
+            p.positional_index.push(i);
+            if spec.stop_at_positional {
+                only_positionals = true;
+            }
+            i += 1;
+            continue;
+        }
+        if text == "--" {
+            only_positionals = true;
+            i += 1;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((name, value)) => p.opts.push(Opt::Long(name.into(), Some(value.into()))),
+                None => {
+                    let takes = spec.long_values.iter().any(|n| long_matches(long, n));
+                    let value = if takes {
+                        i += 1;
+                        args.get(i).map(|v| v.fixed().unwrap_or("").to_owned())
+                    } else {
+                        None
+                    };
+                    p.opts.push(Opt::Long(long.into(), value));
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let cluster: Vec<char> = text[1..].chars().collect();
+        let mut j = 0;
+        while j < cluster.len() {
+            let c = cluster[j];
+            if spec.short_values.contains(c) {
+                let rest: String = cluster[j + 1..].iter().collect();
+                let value = if rest.is_empty() {
+                    i += 1;
+                    args.get(i).map(|v| v.fixed().unwrap_or("").to_owned())
+                } else {
+                    Some(rest)
+                };
+                p.opts.push(Opt::Short(c, value));
+                break;
+            }
+            p.opts.push(Opt::Short(c, None));
+            j += 1;
+        }
+        i += 1;
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split_whitespace().map(Word::literal).collect()
+    }
+
+    #[test]
+    fn clusters_values_and_longs() {
+        let args = words("-n5 -ab -o out --output=x --lines 3 file -- -notopt");
+        let p = parse(
+            &args,
+            Spec {
+                short_values: "no",
+                long_values: &["lines"],
+                ..Spec::default()
+            },
+        );
+        assert_eq!(p.value(Some('n'), "x"), Some("5"));
+        assert!(p.short('a') && p.short('b'));
+        assert_eq!(p.value(Some('o'), "output"), Some("x"));
+        assert_eq!(p.value(None, "lines"), Some("3"));
+        assert_eq!(p.positional_texts(), vec![Some("file"), Some("-notopt")]);
+    }
+
+    #[test]
+    fn abbreviations_match() {
+        let args = words("--in-pl");
+        let p = parse(&args, Spec::default());
+        assert!(p.long("in-place"));
+        assert!(!p.long("inplace-x"));
+    }
+}

@@ -1,0 +1,670 @@
+//! Container tools: docker/podman (and compose), kubectl, helm, crictl.
+
+use super::super::args::{Parsed, Spec};
+use super::super::engine::wrap_rewrite;
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::super::word::Word;
+use super::{Cmd, by_subcommand};
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let v = match cmd.name {
+        "docker" | "podman" | "nerdctl" => docker(cmd),
+        "docker-compose" | "podman-compose" => compose(cmd, cmd.args, cmd.name.to_owned()),
+        "kubectl" | "oc" => kubectl(cmd),
+        "k3s" | "microk8s" => match cmd.args.split_first() {
+            Some((w, rest)) if w.fixed() == Some("kubectl") => kubectl(&Cmd {
+                name: "kubectl",
+                args: rest,
+                ctx: cmd.ctx,
+            }),
+            _ => Verdict::unknown(format!("{} form not understood", cmd.name)),
+        },
+        "helm" => super::misc::by_words(
+            cmd,
+            &[
+                "list", "ls", "status", "get", "history", "show", "inspect", "version", "search",
+                "env", "template", "lint", "verify",
+            ],
+            &[
+                "install",
+                "upgrade",
+                "uninstall",
+                "delete",
+                "del",
+                "rollback",
+                "add",
+                "remove",
+                "rm",
+                "update",
+                "up",
+                "push",
+                "pull",
+                "fetch",
+                "package",
+                "create",
+                "build",
+                "login",
+                "logout",
+                "test",
+                "plugin-install-x",
+                "install-x",
+                "index",
+                "repo-add-x",
+            ],
+            false,
+        ),
+        "crictl"
+            if cmd.args.first().and_then(|w| w.fixed()) == Some("logs")
+                && cmd
+                    .args
+                    .iter()
+                    .any(|w| matches!(w.text.as_str(), "-f" | "--follow")) =>
+        {
+            Verdict::read("crictl logs only reads").unbounded(
+                UnboundedCategory::Stream,
+                Some(
+                    cmd.rebuilt(|w| matches!(w.text.as_str(), "-f" | "--follow"), &[])
+                        .replacen("crictl logs", "crictl logs --tail=200", 1),
+                ),
+            )
+        }
+        "stern" => {
+            if cmd
+                .args
+                .iter()
+                .any(|w| w.text == "--no-follow" || w.text == "--no-follow=true")
+            {
+                Verdict::read("stern --no-follow only reads")
+            } else {
+                Verdict::read("stern only reads").unbounded(
+                    UnboundedCategory::Stream,
+                    Some(cmd.rebuilt(|_| false, &["--no-follow", "--tail=200"])),
+                )
+            }
+        }
+        "crictl" => by_subcommand(
+            cmd,
+            Spec::default(),
+            &[
+                "ps",
+                "pods",
+                "images",
+                "img",
+                "inspect",
+                "inspecti",
+                "inspectp",
+                "logs",
+                "stats",
+                "statsp",
+                "info",
+                "version",
+                "imagefsinfo",
+                "config-x",
+            ],
+            false,
+        ),
+        _ => return None,
+    };
+    Some(v)
+}
+
+const DOCKER_GLOBAL_VALUES: &str = "Hlc";
+const DOCKER_GLOBAL_LONG: &[&str] = &[
+    "host",
+    "context",
+    "config",
+    "log-level",
+    "tlscacert",
+    "tlscert",
+    "tlskey",
+];
+
+/// Split `docker [global opts] SUB rest…`.
+fn docker_sub(args: &[Word]) -> Result<Option<(&str, &[Word])>, ()> {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].fixed().ok_or(())?;
+        if !t.starts_with('-') {
+            return Ok(Some((t, &args[i + 1..])));
+        }
+        let takes = (t.len() == 2 && DOCKER_GLOBAL_VALUES.contains(&t[1..]))
+            || t.strip_prefix("--")
+                .is_some_and(|l| DOCKER_GLOBAL_LONG.contains(&l));
+        i += if takes { 2 } else { 1 };
+    }
+    Ok(None)
+}
+
+fn docker(cmd: &Cmd<'_>) -> Verdict {
+    let Ok(split) = docker_sub(cmd.args) else {
+        return cmd.dynamic_write();
+    };
+    let Some((sub, rest)) = split else {
+        return Verdict::read("docker with no subcommand prints help");
+    };
+    let sub_cmd = Cmd {
+        name: cmd.name,
+        args: rest,
+        ctx: cmd.ctx,
+    };
+    let name = cmd.name;
+    // Management commands: `docker container ls` == `docker ps`, and so on.
+    let (object, verb, vargs) = match sub {
+        "container" | "image" | "network" | "volume" | "system" | "context" | "node"
+        | "service" | "stack" | "plugin" | "secret" | "config" | "buildx" | "manifest"
+        | "swarm" | "trust" | "builder" | "scout" | "pod" | "machine" => {
+            let p = sub_cmd.parse(Spec {
+                stop_at_positional: true,
+                ..Spec::default()
+            });
+            match p.positional_index.first() {
+                Some(&i) => (sub, rest[i].fixed().unwrap_or("?"), &rest[i + 1..]),
+                None => return Verdict::read(format!("{name} {sub} prints help")),
+            }
+        }
+        _ => ("", sub, rest),
+    };
+    let vcmd = Cmd {
+        name: cmd.name,
+        args: vargs,
+        ctx: cmd.ctx,
+    };
+    let p = vcmd.parse(Spec {
+        short_values: "fnuwe",
+        long_values: &[
+            "format",
+            "filter",
+            "tail",
+            "since",
+            "until",
+            "user",
+            "workdir",
+            "env",
+            "env-file",
+            "last",
+            "output",
+            "type",
+            "detach-keys",
+            "time",
+            "signal",
+            "platform",
+        ],
+        ..Spec::default()
+    });
+    let read = |what: &str| Verdict::read(format!("{name} {what} only reads"));
+    match (object, verb) {
+        ("compose", _) | ("", "compose") => compose(cmd, rest, format!("{name} compose")),
+        (_, "exec") if matches!(object, "" | "container") => docker_exec(cmd, vargs),
+        ("" | "container", "ps" | "ls" | "list" | "inspect" | "top" | "port" | "diff")
+        | ("image", "ls" | "list" | "inspect" | "history")
+        | ("", "images" | "info" | "version" | "history" | "search")
+        | (
+            "network" | "volume" | "context" | "node" | "secret" | "config" | "plugin" | "service"
+            | "stack",
+            "ls" | "list" | "inspect" | "ps" | "show" | "services",
+        )
+        | ("system", "df" | "info")
+        | ("buildx", "ls" | "version" | "du")
+        | ("manifest", "inspect")
+        | ("trust", "inspect")
+        | ("pod", "ps" | "ls" | "inspect" | "top" | "stats") => read(verb),
+        (_, "logs") => {
+            if p.flag('f', "follow") {
+                let rewrite = Some(vcmd_rebuilt(
+                    cmd,
+                    sub,
+                    object,
+                    verb,
+                    vargs,
+                    |w| matches!(w.text.as_str(), "-f" | "--follow"),
+                    if p.long("tail") || p.short('n') {
+                        &[]
+                    } else {
+                        &["--tail=200"]
+                    },
+                ));
+                read("logs")
+                    .because(format!("{name} logs -f follows forever"))
+                    .unbounded(UnboundedCategory::Stream, rewrite)
+            } else {
+                read("logs")
+            }
+        }
+        ("" | "container", "stats") => {
+            if p.long("no-stream") {
+                read("stats --no-stream")
+            } else {
+                let rewrite =
+                    vcmd_rebuilt(cmd, sub, object, verb, vargs, |_| false, &["--no-stream"]);
+                read("stats")
+                    .because(format!("{name} stats streams forever"))
+                    .unbounded(UnboundedCategory::Stream, Some(rewrite))
+            }
+        }
+        ("" | "system", "events") => {
+            if p.long("until") {
+                read("events --until")
+            } else {
+                let rewrite = vcmd_rebuilt(
+                    cmd,
+                    sub,
+                    object,
+                    verb,
+                    vargs,
+                    |_| false,
+                    &["--since", "10m", "--until", "0s"],
+                );
+                read("events")
+                    .because(format!("{name} events streams forever"))
+                    .unbounded(UnboundedCategory::Stream, Some(rewrite))
+            }
+        }
+        ("" | "image", "save") | ("" | "container", "export") => {
+            if p.flag('o', "output") {
+                Verdict::write(Risk::Medium, format!("{name} {verb} -o writes a file"))
+            } else {
+                read(verb)
+            }
+        }
+        ("swarm", "ca") if !p.long("rotate") => read("swarm ca"),
+        ("" | "container", "wait") => read("wait")
+            .because(format!("{name} wait blocks until the container stops"))
+            .unbounded(UnboundedCategory::Stream, None),
+        ("" | "container", "run" | "create")
+            if p.flag('i', "interactive") || p.flag('t', "tty") =>
+        {
+            Verdict::write(Risk::Medium, format!("{name} run starts a container"))
+                .unbounded(UnboundedCategory::Tty, None)
+        }
+        ("" | "container", "attach") => Verdict::write(
+            Risk::Medium,
+            format!("{name} attach connects to a container's input"),
+        )
+        .unbounded(UnboundedCategory::Tty, None),
+        (_, v) => {
+            let risk = match v {
+                "rm" | "rmi" | "prune" | "kill" | "stop" | "down" | "leave" | "remove" => {
+                    Risk::High
+                }
+                _ => Risk::Medium,
+            };
+            let obj = if object.is_empty() {
+                String::new()
+            } else {
+                format!("{object} ")
+            };
+            Verdict::write(
+                risk,
+                format!("{name} {obj}{v} changes containers, images or the engine"),
+            )
+        }
+    }
+}
+
+fn vcmd_rebuilt(
+    cmd: &Cmd<'_>,
+    sub: &str,
+    object: &str,
+    verb: &str,
+    vargs: &[Word],
+    drop: impl Fn(&Word) -> bool,
+    extra: &[&str],
+) -> String {
+    let mut parts = vec![cmd.name.to_owned()];
+    if object.is_empty() {
+        parts.push(sub.to_owned());
+    } else {
+        parts.push(object.to_owned());
+        parts.push(verb.to_owned());
+    }
+    parts.extend(extra.iter().map(|s| (*s).to_owned()));
+    parts.extend(vargs.iter().filter(|w| !drop(w)).map(|w| w.src.clone()));
+    parts.join(" ")
+}
+
+/// `docker exec [opts] CONTAINER CMD…`: classified by CMD.
+fn docker_exec(cmd: &Cmd<'_>, args: &[Word]) -> Verdict {
+    let ecmd = Cmd {
+        name: cmd.name,
+        args,
+        ctx: cmd.ctx,
+    };
+    let p = ecmd.parse(Spec {
+        short_values: "ewu",
+        long_values: &["env", "env-file", "workdir", "user", "detach-keys"],
+        stop_at_positional: true,
+    });
+    if p.dynamic
+        && p.positional_index
+            .first()
+            .is_none_or(|&i| args[..i].iter().any(Word::is_dynamic))
+    {
+        return ecmd.dynamic_write();
+    }
+    if p.flag('d', "detach") {
+        return Verdict::write(
+            Risk::Medium,
+            format!("{} exec -d leaves a process running", cmd.name),
+        );
+    }
+    if p.flag('e', "env") || p.long("env-file") {
+        return Verdict::write(
+            Risk::Medium,
+            format!("{} exec -e changes the command's environment", cmd.name),
+        );
+    }
+    if p.long("privileged") {
+        return Verdict::write(Risk::High, format!("{} exec --privileged", cmd.name));
+    }
+    let Some(&ci) = p.positional_index.first() else {
+        return Verdict::unknown("docker exec without a container");
+    };
+    let inner = &args[ci + 1..];
+    if inner.is_empty() {
+        return Verdict::unknown("docker exec without a command");
+    }
+    let tty = p.flag('t', "tty");
+    let interactive = p.flag('i', "interactive");
+    let mut v = cmd.ctx.argv(inner);
+    let head: Vec<String> = args[..=ci]
+        .iter()
+        .filter(|w| !is_tty_flag(w))
+        .map(|w| w.src.clone())
+        .collect();
+    let head = format!("{} exec {}", cmd.name, head.join(" "));
+    v = wrap_rewrite(v, |r| format!("{head} {r}"));
+    if (tty || interactive) && v.unbounded.is_none() {
+        let rewrite =
+            (!v.is_write()).then(|| format!("{head} {}", super::super::word::join_src(inner)));
+        v = v
+            .because(format!("{} exec -it needs a terminal", cmd.name))
+            .unbounded(UnboundedCategory::Tty, rewrite);
+    }
+    v
+}
+
+fn is_tty_flag(w: &Word) -> bool {
+    matches!(
+        w.text.as_str(),
+        "-it" | "-ti" | "-t" | "-i" | "--tty" | "--interactive"
+    )
+}
+
+/// docker compose / docker-compose.
+fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
+    let ccmd = Cmd {
+        name: cmd.name,
+        args,
+        ctx: cmd.ctx,
+    };
+    let p = ccmd.parse(Spec {
+        short_values: "fp",
+        long_values: &[
+            "file",
+            "project-name",
+            "project-directory",
+            "env-file",
+            "profile",
+            "ansi",
+            "parallel",
+            "progress",
+        ],
+        stop_at_positional: true,
+    });
+    let Some(&si) = p.positional_index.first() else {
+        return Verdict::read("compose with no subcommand prints help");
+    };
+    let Some(sub) = args[si].fixed() else {
+        return ccmd.dynamic_write();
+    };
+    let rest = &args[si + 1..];
+    let rcmd = Cmd {
+        name: cmd.name,
+        args: rest,
+        ctx: cmd.ctx,
+    };
+    let rp = rcmd.parse(Spec {
+        short_values: "no",
+        long_values: &["tail", "since", "until", "format", "output"],
+        ..Spec::default()
+    });
+    match sub {
+        "config" | "convert" if rp.flag('o', "output") => {
+            Verdict::write(Risk::Low, format!("{prefix} {sub} -o writes a file"))
+        }
+        "ps" | "ls" | "config" | "images" | "top" | "version" | "port" | "convert" => {
+            Verdict::read(format!("{prefix} {sub} only reads"))
+        }
+        "logs" if rp.flag('f', "follow") => {
+            let mut parts = vec![prefix.clone()];
+            parts.extend(args[..si].iter().map(|w| w.src.clone()));
+            parts.push("logs".into());
+            if !rp.long("tail") && !rp.short('n') {
+                parts.push("--tail=200".into());
+            }
+            parts.extend(
+                rest.iter()
+                    .filter(|w| !matches!(w.text.as_str(), "-f" | "--follow"))
+                    .map(|w| w.src.clone()),
+            );
+            Verdict::read(format!("{prefix} logs only reads"))
+                .unbounded(UnboundedCategory::Stream, Some(parts.join(" ")))
+        }
+        "logs" => Verdict::read(format!("{prefix} logs only reads")),
+        "exec" => {
+            let ep = rcmd.parse(Spec {
+                short_values: "ewu",
+                long_values: &["env", "workdir", "user", "index"],
+                stop_at_positional: true,
+            });
+            if ep.flag('d', "detach") || ep.flag('e', "env") || ep.long("privileged") {
+                return Verdict::write(
+                    Risk::Medium,
+                    format!("{prefix} exec with -d/-e/--privileged"),
+                );
+            }
+            match ep.positional_index.first() {
+                Some(&i) if i + 1 < rest.len() => cmd.ctx.argv(&rest[i + 1..]),
+                _ => Verdict::unknown(format!("{prefix} exec without a command"))
+                    .unbounded(UnboundedCategory::Tty, None),
+            }
+        }
+        other => {
+            let risk = if matches!(other, "down" | "rm" | "kill" | "stop") {
+                Risk::High
+            } else {
+                Risk::Medium
+            };
+            Verdict::write(risk, format!("{prefix} {other} changes services"))
+        }
+    }
+}
+
+const KUBECTL_VALUES: &str = "nlocsL";
+const KUBECTL_LONG: &[&str] = &[
+    "namespace",
+    "selector",
+    "output",
+    "context",
+    "cluster",
+    "kubeconfig",
+    "server",
+    "user",
+    "token",
+    "container",
+    "since",
+    "since-time",
+    "tail",
+    "field-selector",
+    "sort-by",
+    "template",
+    "filename",
+    "as",
+    "as-group",
+    "request-timeout",
+    "limit-bytes",
+    "timeout",
+    "label-columns",
+    "chunk-size",
+    "raw",
+    "pod-running-timeout",
+    "subresource",
+    "for",
+    "revision",
+    "show-kind-x",
+    "cache-dir",
+    "certificate-authority",
+    "client-certificate",
+    "client-key",
+    "tls-server-name",
+];
+
+fn kubectl(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: KUBECTL_VALUES,
+        long_values: KUBECTL_LONG,
+        ..Spec::default()
+    });
+    let Some(&vi) = p.positional_index.first() else {
+        return Verdict::read("kubectl with no command prints help");
+    };
+    let Some(verb) = cmd.args[vi].fixed() else {
+        return cmd.dynamic_write();
+    };
+    let second = p.nth(1);
+    if verb == "exec" {
+        return kubectl_exec(cmd, vi);
+    }
+    if p.dynamic && !matches!(verb, "get" | "describe" | "logs" | "top") {
+        return cmd.dynamic_write();
+    }
+    let read = |what: &str| Verdict::read(format!("kubectl {what} only reads"));
+    let watch = p.flag('w', "watch") || p.long("watch-only");
+    match verb {
+        "get" | "events" if watch => {
+            let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-w" | "--watch" | "--watch-only") || w.text.starts_with("--watch="), &[]);
+            read(verb).because("kubectl --watch streams forever").unbounded(UnboundedCategory::Stream, Some(rewrite))
+        }
+        "get" | "describe" | "explain" | "version" | "api-resources" | "api-versions" | "events" | "wait" | "kustomize" => read(verb),
+        "diff" => Verdict::write(Risk::Medium, "kubectl diff runs a server-side dry-run apply and an external diff program"),
+        "top" => read("top"),
+        "logs" | "log" => {
+            if p.flag('f', "follow") {
+                let mut extra: Vec<&str> = Vec::new();
+                if !p.long("tail") {
+                    extra.push("--tail=200");
+                }
+                if !p.long("since") && !p.long("since-time") {
+                    extra.push("--since=10m");
+                }
+                let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-f" | "--follow") || w.text.starts_with("--follow="), &[]);
+                let rewrite = insert_after_verb(&rewrite, verb, &extra);
+                read("logs").because("kubectl logs -f follows forever").unbounded(UnboundedCategory::Stream, Some(rewrite))
+            } else {
+                read("logs")
+            }
+        }
+        "cluster-info" => {
+            if p.long("output-directory") { Verdict::write(Risk::Low, "kubectl cluster-info dump --output-directory writes files") } else { read("cluster-info") }
+        }
+        "config" => match second {
+            Some("view" | "get-contexts" | "current-context" | "get-clusters" | "get-users") => read("config view"),
+            _ => Verdict::write(Risk::Medium, "kubectl config changes the kubeconfig"),
+        },
+        "auth" => match second {
+            Some("can-i" | "whoami") => read("auth can-i"),
+            _ => Verdict::write(Risk::Medium, "kubectl auth reconcile changes RBAC"),
+        },
+        "rollout" => match second {
+            Some("history") => read("rollout history"),
+            Some("status") => {
+                if p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Long(l, Some(v)) if l == "watch" && v == "false")) || p.long("timeout") {
+                    read("rollout status")
+                } else {
+                    let rewrite = cmd.rebuilt(|_| false, &[]) + " --watch=false";
+                    read("rollout status").unbounded(UnboundedCategory::Stream, Some(rewrite))
+                }
+            }
+            _ => Verdict::write(Risk::High, format!("kubectl rollout {} changes workloads", second.unwrap_or("?"))),
+        },
+        "run" if p.flag('i', "stdin") || p.flag('t', "tty") => Verdict::write(Risk::Medium, "kubectl run starts a pod").unbounded(UnboundedCategory::Tty, None),
+        "port-forward" | "proxy" => Verdict::write(Risk::Medium, format!("kubectl {verb} opens a listener")).unbounded(UnboundedCategory::Stream, None),
+        "attach" | "debug" | "edit" => Verdict::write(Risk::Medium, format!("kubectl {verb} is interactive")).unbounded(UnboundedCategory::Tty, None),
+        "delete" | "drain" | "replace" | "scale" | "cordon" | "taint" => Verdict::write(Risk::High, format!("kubectl {verb} changes the cluster")),
+        other => Verdict::write(Risk::Medium, format!("kubectl {other} changes the cluster")),
+    }
+}
+
+fn insert_after_verb(src: &str, verb: &str, extra: &[&str]) -> String {
+    if extra.is_empty() {
+        return src.to_owned();
+    }
+    let needle = format!(" {verb}");
+    match src.find(&needle) {
+        Some(i) => {
+            let at = i + needle.len();
+            format!("{} {}{}", &src[..at], extra.join(" "), &src[at..])
+        }
+        None => format!("{src} {}", extra.join(" ")),
+    }
+}
+
+/// `kubectl exec [opts] POD [-c C] -- CMD…`.
+fn kubectl_exec(cmd: &Cmd<'_>, vi: usize) -> Verdict {
+    let args = cmd.args;
+    let dash = args.iter().position(|w| w.fixed() == Some("--"));
+    let (opts, inner) = match dash {
+        Some(d) => (&args[..d], &args[d + 1..]),
+        None => {
+            // Deprecated form: kubectl exec POD CMD…
+            let p = Cmd {
+                name: "kubectl",
+                args: &args[vi + 1..],
+                ctx: cmd.ctx,
+            }
+            .parse(Spec {
+                short_values: KUBECTL_VALUES,
+                long_values: KUBECTL_LONG,
+                stop_at_positional: true,
+            });
+            match p.positional_index.get(1) {
+                Some(&i) => (&args[..vi + 1 + i], &args[vi + 1 + i..]),
+                None => (args, &args[args.len()..]),
+            }
+        }
+    };
+    let oc = Cmd {
+        name: "kubectl",
+        args: opts,
+        ctx: cmd.ctx,
+    };
+    let p: Parsed<'_> = oc.parse(Spec {
+        short_values: KUBECTL_VALUES,
+        long_values: KUBECTL_LONG,
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return oc.dynamic_write();
+    }
+    if inner.is_empty() {
+        return Verdict::unknown("kubectl exec without a command")
+            .unbounded(UnboundedCategory::Tty, None);
+    }
+    let mut v = cmd.ctx.argv(inner);
+    let head: Vec<String> = opts
+        .iter()
+        .filter(|w| !is_tty_flag(w) && !matches!(w.text.as_str(), "--stdin"))
+        .map(|w| w.src.clone())
+        .collect();
+    let head = format!("kubectl {} --", head.join(" "));
+    v = wrap_rewrite(v, |r| format!("{head} {r}"));
+    if (p.flag('t', "tty") || p.flag('i', "stdin")) && v.unbounded.is_none() {
+        let rewrite =
+            (!v.is_write()).then(|| format!("{head} {}", super::super::word::join_src(inner)));
+        v = v
+            .because("kubectl exec -it needs a terminal")
+            .unbounded(UnboundedCategory::Tty, rewrite);
+    }
+    v
+}

@@ -1,0 +1,394 @@
+//! Database clients: sqlite3, psql, mysql/mariadb, mysqladmin, pg_dump, redis-cli.
+//! Their SQL or commands are inspected; a bare client is an interactive shell.
+
+use super::super::args::{Opt, Spec, long_matches};
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::sql::{Flavor, sql_writes};
+use super::{Cmd, redis};
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let v = match cmd.name {
+        "sqlite3" | "sqlite" => sqlite(cmd),
+        "psql" => psql(cmd),
+        "mysql" | "mariadb" => mysql(cmd),
+        "mysqladmin" | "mariadb-admin" => {
+            let reads = [
+                "status",
+                "extended-status",
+                "processlist",
+                "variables",
+                "ping",
+                "version",
+            ];
+            let words: Vec<&str> = cmd
+                .args
+                .iter()
+                .filter_map(|w| w.fixed())
+                .filter(|t| !t.starts_with('-'))
+                .collect();
+            if !words.is_empty()
+                && words.iter().all(|w| reads.contains(w))
+                && !cmd
+                    .args
+                    .iter()
+                    .any(|w| w.text.starts_with("-i") || w.text.starts_with("--sleep"))
+            {
+                Verdict::read("mysqladmin status only reads")
+            } else {
+                Verdict::write(Risk::High, "mysqladmin changes the server")
+            }
+        }
+        "pg_dump" | "pg_dumpall" => {
+            let p = cmd.parse(Spec {
+                short_values: "fdhpUnNtTEFZ",
+                long_values: &["file"],
+                ..Spec::default()
+            });
+            if p.flag('f', "file") {
+                Verdict::write(Risk::Low, format!("{} -f writes a file", cmd.name))
+            } else {
+                Verdict::read(format!("{} writes the dump to standard output", cmd.name))
+            }
+        }
+        "redis-cli" | "valkey-cli" | "keydb-cli" => redis::redis_cli(cmd),
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn inspected(sql: &[&str], flavor: Flavor, client: &str) -> Verdict {
+    for s in sql {
+        if let Some(why) = sql_writes(s, flavor) {
+            return Verdict::write(Risk::High, format!("{client}: {why}"));
+        }
+    }
+    Verdict::conditional(format!("{client} runs only read-only SQL"))
+}
+
+fn sqlite(cmd: &Cmd<'_>) -> Verdict {
+    const VALUE_OPTS: &[&str] = &[
+        "separator",
+        "newline",
+        "nullvalue",
+        "cmd",
+        "init",
+        "mmap",
+        "pagecache-x",
+        "lookaside",
+        "maxsize",
+        "vfs",
+        "heap-x",
+        "escape",
+        "zip-x",
+    ];
+    const READ_DOTS: &[&str] = &[
+        ".tables",
+        ".table",
+        ".schema",
+        ".indexes",
+        ".indices",
+        ".databases",
+        ".dbinfo",
+        ".headers",
+        ".header",
+        ".mode",
+        ".show",
+        ".timer",
+        ".width",
+        ".fullschema",
+        ".help",
+        ".eqp",
+        ".explain",
+        ".nullvalue",
+        ".separator",
+        ".version",
+        ".dump",
+        ".sha3sum",
+        ".stats",
+        ".print",
+        ".changes",
+        ".lint",
+        ".bail",
+        ".echo",
+    ];
+    let mut sql: Vec<&str> = Vec::new();
+    let mut db = None;
+    let mut i = 0;
+    while i < cmd.args.len() {
+        let Some(t) = cmd.args[i].lit() else {
+            return cmd.dynamic_write();
+        };
+        if let Some(opt) = t
+            .strip_prefix("--")
+            .or_else(|| t.strip_prefix('-'))
+            .filter(|_| db.is_none())
+        {
+            match opt {
+                "init" => return Verdict::write(Risk::High, "sqlite3 -init runs a script file"),
+                "A" | "archive" => {
+                    return Verdict::write(Risk::Medium, "sqlite3 -A manages an archive");
+                }
+                "cmd" => {
+                    if let Some(c) = cmd.args.get(i + 1).and_then(|w| w.lit()) {
+                        sql.push(c);
+                    } else {
+                        return cmd.dynamic_write();
+                    }
+                    i += 2;
+                    continue;
+                }
+                o if VALUE_OPTS.contains(&o) => {
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+        } else if db.is_none() {
+            db = Some(t);
+        } else {
+            sql.push(t);
+        }
+        i += 1;
+    }
+    if sql.is_empty() {
+        return Verdict::write(
+            Risk::Medium,
+            "bare sqlite3 is an interactive shell that runs whatever it reads",
+        )
+        .unbounded(UnboundedCategory::Repl, None);
+    }
+    let mut statements = Vec::new();
+    for s in sql {
+        let trimmed = s.trim_start();
+        if trimmed.starts_with('.') {
+            for line in trimmed.lines() {
+                let dot = line.split_whitespace().next().unwrap_or("");
+                if !READ_DOTS.contains(&dot) {
+                    return Verdict::write(
+                        Risk::High,
+                        format!("sqlite3 {dot} can write files or run commands"),
+                    );
+                }
+            }
+        } else {
+            statements.push(s);
+        }
+    }
+    inspected(&statements, Flavor::Sqlite, "sqlite3")
+}
+
+fn psql(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "cdfhpUvoLPFRTS",
+        long_values: &[
+            "command",
+            "dbname",
+            "file",
+            "host",
+            "port",
+            "username",
+            "set",
+            "variable",
+            "output",
+            "log-file",
+            "pset",
+            "field-separator",
+            "record-separator",
+            "table-attr",
+        ],
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    for (c, long, why) in [
+        ('f', "file", "runs a script file"),
+        ('o', "output", "writes query output to a file"),
+        ('L', "log-file", "writes a log file"),
+        ('s', "single-step", "asks a terminal before each statement"),
+    ] {
+        if p.flag(c, long) {
+            return Verdict::write(Risk::High, format!("psql -{c} {why}"));
+        }
+    }
+    let commands: Vec<&str> = p
+        .opts
+        .iter()
+        .filter_map(|o| match o {
+            Opt::Short('c', v) => v.as_deref(),
+            Opt::Long(l, v) if long_matches(l, "command") => v.as_deref(),
+            _ => None,
+        })
+        .collect();
+    if commands.is_empty() {
+        if p.flag('l', "list") || p.flag('V', "version") {
+            return Verdict::read("psql -l only lists databases");
+        }
+        return Verdict::write(
+            Risk::Medium,
+            "bare psql is an interactive shell that runs whatever it reads",
+        )
+        .unbounded(UnboundedCategory::Repl, None);
+    }
+    let mut sql = Vec::new();
+    for c in commands {
+        let t = c.trim();
+        if t.starts_with('\\') {
+            if let Some(why) = psql_meta_writes(t) {
+                return Verdict::write(Risk::High, why);
+            }
+        } else {
+            sql.push(c);
+        }
+    }
+    if sql.is_empty() {
+        return Verdict::read("psql describe commands only read");
+    }
+    inspected(&sql, Flavor::Postgres, "psql")
+}
+
+/// psql backslash commands: only the describe and list families are reads.
+fn psql_meta_writes(meta: &str) -> Option<String> {
+    if meta.contains('`') || meta[1..].contains('\\') {
+        return Some("psql meta-command runs a shell command or another meta-command".into());
+    }
+    let name = meta[1..].split_whitespace().next().unwrap_or("");
+    let ok = (name.starts_with('d')
+        && name[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '+' || c == 'S'))
+        || matches!(
+            name,
+            "l" | "l+"
+                | "list"
+                | "list+"
+                | "conninfo"
+                | "encoding"
+                | "sf"
+                | "sf+"
+                | "sv"
+                | "sv+"
+                | "z"
+                | "du"
+                | "dconfig"
+                | "drds"
+        );
+    if ok && !(name == "encoding" && meta.split_whitespace().count() > 1) {
+        None
+    } else {
+        Some(format!("psql \\{name} is not a read-only meta-command"))
+    }
+}
+
+fn mysql(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "eDhPSuUWOc",
+        long_values: &[
+            "execute",
+            "database",
+            "host",
+            "port",
+            "socket",
+            "user",
+            "init-command",
+            "tee",
+            "pager",
+            "defaults-file",
+            "defaults-extra-file",
+            "login-path",
+            "default-character-set",
+            "connect-timeout",
+            "delimiter",
+        ],
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    for w in [
+        "init-command",
+        "tee",
+        "pager",
+        "defaults-file",
+        "defaults-extra-file",
+        "local-infile",
+        "load-data-local-dir",
+        "plugin-dir",
+    ] {
+        if p.long(w) {
+            return Verdict::write(
+                Risk::High,
+                format!("{} --{w} runs commands or writes files", cmd.name),
+            );
+        }
+    }
+    let sql: Vec<String> = p
+        .opts
+        .iter()
+        .filter_map(|o| match o {
+            Opt::Short('e', v) => v.clone(),
+            Opt::Long(l, v) if long_matches(l, "execute") => v.clone(),
+            _ => None,
+        })
+        .collect();
+    if sql.is_empty() {
+        if p.long("version") || p.short('V') || p.long("help") {
+            return Verdict::read(format!("{} --version only reports", cmd.name));
+        }
+        return Verdict::write(
+            Risk::Medium,
+            format!(
+                "bare {} is an interactive shell that runs whatever it reads",
+                cmd.name
+            ),
+        )
+        .unbounded(UnboundedCategory::Repl, None);
+    }
+    let mut cleaned = Vec::new();
+    for s in &sql {
+        match mysql_clean(s) {
+            Ok(c) => cleaned.push(c),
+            Err(why) => return Verdict::write(Risk::High, format!("{}: {why}", cmd.name)),
+        }
+    }
+    let refs: Vec<&str> = cleaned.iter().map(String::as_str).collect();
+    inspected(&refs, Flavor::MySql, cmd.name)
+}
+
+/// Turn mysql's `\G`/`\g` terminators into `;` and refuse any other client command.
+fn mysql_clean(sql: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(sql.len());
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), '\\') => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                let _ = q;
+            }
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (None, '\'' | '"' | '`') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '\\') => match chars.next() {
+                Some('G' | 'g') => out.push(';'),
+                other => {
+                    return Err(format!(
+                        "client command \\{} can run programs or write files",
+                        other.unwrap_or(' ')
+                    ));
+                }
+            },
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,455 @@
+//! Phases 2–5 for one simple command: known write patterns, read-only by construction,
+//! content inspection, and the conservative fallback. Each module owns a family of tools;
+//! within a rule, write patterns are always checked before read forms.
+
+mod awk;
+mod containers;
+mod databases;
+mod files;
+mod misc;
+mod network;
+mod packages;
+mod proxmox;
+mod redis;
+mod sed;
+mod shell;
+mod sql;
+mod storage;
+mod system;
+mod systemd;
+mod text;
+mod vcs;
+mod wrappers;
+
+use super::args::{self, Parsed, Spec};
+use super::engine::Ctx;
+use super::types::{Risk, UnboundedCategory};
+use super::verdict::Verdict;
+use super::word::Word;
+
+/// One simple command being classified.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cmd<'a> {
+    pub name: &'a str,
+    pub args: &'a [Word],
+    pub ctx: Ctx,
+}
+
+impl<'a> Cmd<'a> {
+    /// Parse the arguments with a tool's option spec.
+    pub fn parse(&self, spec: Spec<'_>) -> Parsed<'a> {
+        args::parse(self.args, spec)
+    }
+
+    /// The command as written, arguments' sources joined.
+    pub fn src(&self) -> String {
+        let mut out = self.name.to_owned();
+        for a in self.args {
+            out.push(' ');
+            out.push_str(&a.src);
+        }
+        out
+    }
+
+    /// The command rebuilt without the arguments `drop` rejects, with `extra` added after
+    /// the program name.
+    pub fn rebuilt(&self, drop: impl Fn(&Word) -> bool, extra: &[&str]) -> String {
+        let mut parts: Vec<String> = vec![self.name.to_owned()];
+        parts.extend(extra.iter().map(|s| (*s).to_owned()));
+        parts.extend(self.args.iter().filter(|w| !drop(w)).map(|w| w.src.clone()));
+        parts.join(" ")
+    }
+
+    /// True when any argument is decided by the shell at run time.
+    pub fn has_dynamic(&self) -> bool {
+        self.args.iter().any(Word::is_dynamic)
+    }
+
+    /// A write because an argument could be an option we cannot see.
+    pub fn dynamic_write(&self) -> Verdict {
+        Verdict::unknown(format!(
+            "{}: an argument depends on an expansion and could be a write flag",
+            self.name
+        ))
+    }
+}
+
+/// Classify a simple command by its program.
+pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
+    let cmd = Cmd {
+        name: program,
+        args,
+        ctx,
+    };
+    if let Some(v) = shell::classify(&cmd) {
+        return v;
+    }
+    if let Some(v) = wrappers::classify(&cmd) {
+        return v;
+    }
+    let families: [fn(&Cmd<'_>) -> Option<Verdict>; 12] = [
+        misc::classify,
+        databases::classify,
+        files::classify,
+        text::classify,
+        vcs::classify,
+        systemd::classify,
+        containers::classify,
+        proxmox::classify,
+        storage::classify,
+        network::classify,
+        system::classify,
+        packages::classify,
+    ];
+    for family in families {
+        if let Some(v) = family(&cmd) {
+            return v;
+        }
+    }
+    if PURE_READERS.contains(&program) {
+        return Verdict::read(format!("{program} only reads"));
+    }
+    if let Some(v) = interactive(&cmd) {
+        return v;
+    }
+    if WRITERS.contains(&program) {
+        return Verdict::write(Risk::Medium, format!("{program} changes state"));
+    }
+    Verdict::unknown(format!("{program} is not a known read-only command"))
+}
+
+/// Programs that only read, whatever their arguments.
+const PURE_READERS: &[&str] = &[
+    "cat",
+    "tac",
+    "nl",
+    "wc",
+    "ls",
+    "dir",
+    "vdir",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "uptime",
+    "who",
+    "w",
+    "whoami",
+    "id",
+    "groups",
+    "users",
+    "uname",
+    "arch",
+    "nproc",
+    "lscpu",
+    "lsblk",
+    "lsusb",
+    "lspci",
+    "lsmem",
+    "lsipc",
+    "lslocks",
+    "lslogins",
+    "lsns",
+    "lsirq",
+    "lsattr",
+    "getfacl",
+    "getcap",
+    "ps",
+    "pgrep",
+    "pidof",
+    "pstree",
+    "pwdx",
+    "printenv",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "[",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "which",
+    "whereis",
+    "cut",
+    "tr",
+    "nl",
+    "column",
+    "paste",
+    "join",
+    "comm",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "rev",
+    "seq",
+    "expr",
+    "factor",
+    "numfmt",
+    "tsort",
+    "pr",
+    "look",
+    "diff",
+    "diff3",
+    "cmp",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "base32",
+    "base64",
+    "basenc",
+    "od",
+    "hexdump",
+    "hd",
+    "strings",
+    "jq",
+    "getent",
+    "last",
+    "lastb",
+    "lastlog",
+    "faillog",
+    "pwd",
+    "tty",
+    "locale",
+    "logname",
+    "hostid",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zstdcat",
+    "lz4cat",
+    "zgrep",
+    "zegrep",
+    "zfgrep",
+    "bzgrep",
+    "xzgrep",
+    "zdiff",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rgrep",
+    "ag",
+    "ack",
+    "lshw",
+    "hwinfo",
+    "sensors",
+    "blkid",
+    "lsinitramfs",
+    "lsmod",
+    "modinfo",
+    "free",
+    "namei",
+    "whatis",
+    "apropos",
+    "cal",
+    "ncal",
+    "dig",
+    "nslookup",
+    "host",
+    "drill",
+    "whois",
+    "tracepath",
+    "tracepath6",
+    "mtr-packet",
+    "ipcs",
+    "xfs_info",
+    "dumpe2fs",
+    "lsscsi",
+    "nvme-list",
+    "wait",
+    "type",
+    "hash",
+    "help",
+    "times",
+    "uuidgen",
+    "pveversion",
+    "systemd-detect-virt",
+    "virt-what",
+    "systemd-cgls",
+    "systemd-delta",
+    "systemd-path",
+    "objdump",
+    "readelf",
+    "nm",
+    "size",
+    "tree",
+    "fc-list",
+    "getconf",
+    "umask",
+    "tput",
+    "mountpoint",
+    "ntpq",
+    "ntpstat",
+    "lsof",
+    "pvs",
+    "vgs",
+    "lvs",
+    "pvdisplay",
+    "vgdisplay",
+    "lvdisplay",
+];
+
+/// Programs that change state whatever their arguments.
+const WRITERS: &[&str] = &[
+    "mkfs",
+    "mke2fs",
+    "mkswap",
+    "fsck",
+    "e2fsck",
+    "resize2fs",
+    "tune2fs",
+    "mkfifo",
+    "mknod",
+    "chattr",
+    "setfacl",
+    "setcap",
+    "chcon",
+    "restorecon",
+    "ldconfig",
+    "update-grub",
+    "grub-install",
+    "update-initramfs",
+    "dracut",
+    "mkinitcpio",
+    "depmod",
+    "insmod",
+    "rmmod",
+    "useradd",
+    "userdel",
+    "usermod",
+    "groupadd",
+    "groupdel",
+    "groupmod",
+    "chpasswd",
+    "chsh",
+    "chfn",
+    "newgrp",
+    "logger",
+    "wall",
+    "write",
+    "mail",
+    "sendmail",
+    "batch",
+    "nohup",
+    "setsid",
+    "disown",
+    "systemd-run",
+    "rsync",
+    "scp",
+    "sftp",
+    "ftp",
+    "rclone",
+    "make",
+    "cmake",
+    "gcc",
+    "cc",
+    "cargo",
+    "yarn",
+    "pip3",
+    "gem",
+    "go",
+    "vzdump",
+    "pveperf",
+    "qmrestore",
+    "pct-restore",
+    "reboot",
+    "shutdown",
+    "poweroff",
+    "halt",
+    "init",
+    "telinit",
+    "pkill",
+    "killall",
+    "skill",
+    "snice",
+    "renice",
+    "sync",
+    "patch",
+    "mktemp",
+    "shred",
+    "swapoff",
+    "umount",
+    "losetup",
+    "cryptsetup",
+    "kexec",
+    "xdg-open",
+    "certbot",
+    "letsencrypt",
+];
+
+/// Interactive programs: pagers, editors, full-screen monitors.
+fn interactive(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let file = cmd.args.iter().rev().find(|w| !w.text.starts_with('-'));
+    let view = file.map(|f| format!("cat {}", f.src));
+    let (category, rewrite, write) = match cmd.name {
+        "less" | "more" | "most" | "pg" | "view" | "zless" | "zmore" | "bzless" | "xzless"
+        | "bzmore" => (UnboundedCategory::Pager, view, false),
+        "vi" | "vim" | "nvim" | "nano" | "emacs" | "pico" | "joe" | "mcedit" | "ed" | "ex"
+        | "micro" | "jed" | "sensible-editor" | "editor" | "visudo" | "vipw" | "vigr"
+        | "sudoedit" => (UnboundedCategory::Pager, view, true),
+        "htop" | "btop" | "atop" | "glances" | "nmon" | "iftop" | "nethogs" | "bmon" | "nload"
+        | "k9s" | "ctop" | "lazydocker" | "mc" | "ranger" | "tmux" | "screen" | "byobu"
+        | "cgdisk" | "cfdisk" | "nmtui" | "alsamixer" | "ncdu" | "powertop" => (
+            UnboundedCategory::Tty,
+            Some("top -b -n 1".to_owned())
+                .filter(|_| matches!(cmd.name, "htop" | "btop" | "atop" | "glances" | "nmon")),
+            matches!(
+                cmd.name,
+                "mc" | "ranger"
+                    | "tmux"
+                    | "screen"
+                    | "byobu"
+                    | "cgdisk"
+                    | "cfdisk"
+                    | "nmtui"
+                    | "alsamixer"
+                    | "ncdu"
+                    | "powertop"
+            ),
+        ),
+        _ => return None,
+    };
+    let base = if write {
+        Verdict::write(
+            Risk::Medium,
+            format!("{} is interactive and can change files", cmd.name),
+        )
+    } else {
+        Verdict::read(format!("{} is interactive", cmd.name))
+    };
+    Some(base.unbounded(category, rewrite))
+}
+
+/// Classify by the first positional argument (the subcommand) against a read list.
+pub(crate) fn by_subcommand(
+    cmd: &Cmd<'_>,
+    spec: Spec<'_>,
+    reads: &[&str],
+    default_read: bool,
+) -> Verdict {
+    let p = cmd.parse(Spec {
+        stop_at_positional: true,
+        ..spec
+    });
+    match p.positionals.first().map(|w| w.fixed()) {
+        None if default_read => {
+            Verdict::read(format!("{} with no subcommand only reports", cmd.name))
+        }
+        None => Verdict::unknown(format!("{}: missing subcommand", cmd.name)),
+        Some(None) => Verdict::unknown(format!("{}: subcommand is computed at run time", cmd.name)),
+        Some(Some(sub)) if reads.contains(&sub) => {
+            Verdict::read(format!("{} {sub} only reads", cmd.name))
+        }
+        Some(Some(sub)) => {
+            Verdict::write(Risk::Medium, format!("{} {sub} changes state", cmd.name))
+        }
+    }
+}

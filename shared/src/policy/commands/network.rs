@@ -1,0 +1,745 @@
+//! Network tools: ip, ss, netstat, ping, tcpdump, mtr, curl, wget, nc, firewalls, ethtool.
+
+use super::super::args::Spec;
+use super::super::engine::wrap_rewrite;
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::Cmd;
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let v = match cmd.name {
+        "ip" => ip(cmd),
+        "ss" => {
+            let p = cmd.parse(Spec {
+                short_values: "fAFN",
+                long_values: &["family", "query", "filter", "net"],
+                ..Spec::default()
+            });
+            if p.flag('K', "kill") {
+                Verdict::write(Risk::High, "ss -K kills sockets")
+            } else if p.flag('E', "events") {
+                Verdict::read("ss -E only reads").unbounded(
+                    UnboundedCategory::Stream,
+                    Some(cmd.rebuilt(|w| w.text == "-E" || w.text == "--events", &[])),
+                )
+            } else {
+                Verdict::read("ss only lists sockets")
+            }
+        }
+        "netstat" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('c', "continuous") {
+                Verdict::read("netstat only reads").unbounded(
+                    UnboundedCategory::Stream,
+                    Some(cmd.rebuilt(|w| w.text == "-c" || w.text == "--continuous", &[])),
+                )
+            } else {
+                Verdict::read("netstat only lists")
+            }
+        }
+        "ping" | "ping6" | "arping" | "fping" => ping(cmd),
+        "traceroute" | "traceroute6" | "tracepath" | "tcptraceroute" => {
+            Verdict::read(format!("{} only probes", cmd.name))
+        }
+        "mtr" => {
+            let p = cmd.parse(Spec {
+                short_values: "csiafmBPQLZGMuTxy",
+                ..Spec::default()
+            });
+            if p.flag('r', "report")
+                || p.flag('w', "report-wide")
+                || p.flag('j', "json")
+                || p.long("csv")
+                || p.long("xml")
+                || p.flag('C', "csv")
+                || p.flag('x', "xml")
+                || p.flag('l', "raw")
+            {
+                Verdict::read("mtr --report only probes")
+            } else {
+                let rewrite = format!(
+                    "mtr --report -c 10 {}",
+                    super::super::word::join_src(cmd.args)
+                );
+                Verdict::read("mtr only probes").unbounded(UnboundedCategory::Tty, Some(rewrite))
+            }
+        }
+        "tcpdump" | "tshark" | "dumpcap" => capture(cmd),
+        "curl" => curl(cmd),
+        "wget" => wget(cmd),
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "openssl-s_server-x" => nc(cmd),
+        "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
+        | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
+        "iptables-save" | "ip6tables-save" | "iptables-legacy-save" | "iptables-nft-save" => {
+            if cmd
+                .args
+                .iter()
+                .any(|w| w.text == "-f" || w.text.starts_with("--file"))
+            {
+                Verdict::write(Risk::Low, "iptables-save -f writes a file")
+            } else {
+                Verdict::read("iptables-save prints rules")
+            }
+        }
+        "nft" => {
+            let words: Vec<&str> = cmd
+                .args
+                .iter()
+                .filter_map(|w| w.fixed())
+                .filter(|t| !t.starts_with('-'))
+                .collect();
+            if cmd
+                .args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "-f" | "--file" | "-i" | "--interactive"))
+            {
+                Verdict::write(Risk::High, "nft -f loads rules")
+            } else if matches!(words.first(), Some(&"list") | Some(&"describe"))
+                || words.is_empty()
+                    && cmd
+                        .args
+                        .iter()
+                        .any(|w| matches!(w.text.as_str(), "-v" | "--version"))
+            {
+                Verdict::read("nft list only reads")
+            } else if words.first() == Some(&"monitor") {
+                Verdict::read("nft monitor only reads").unbounded(UnboundedCategory::Stream, None)
+            } else {
+                Verdict::write(Risk::High, "nft changes firewall rules")
+            }
+        }
+        "ufw" => match cmd.args.first().and_then(|w| w.fixed()) {
+            Some("status" | "version" | "show" | "app")
+                if cmd.args.get(1).and_then(|w| w.fixed()) != Some("update") =>
+            {
+                Verdict::read("ufw status only reads")
+            }
+            _ => Verdict::write(Risk::High, "ufw changes firewall rules"),
+        },
+        "firewall-cmd" => {
+            let read = !cmd.args.is_empty()
+                && cmd.args.iter().all(|w| {
+                    w.fixed().is_some_and(|t| {
+                        t.starts_with("--list")
+                            || t.starts_with("--get")
+                            || t.starts_with("--query")
+                            || t.starts_with("--info")
+                            || t.starts_with("--zone")
+                            || matches!(t, "--state" | "--permanent" | "--version")
+                    })
+                });
+            if read {
+                Verdict::read("firewall-cmd query only reads")
+            } else {
+                Verdict::write(Risk::High, "firewall-cmd changes firewall rules")
+            }
+        }
+        "ethtool" => {
+            let first = cmd.args.first().and_then(|w| w.fixed()).unwrap_or("");
+            let read_flags = [
+                "-i",
+                "-k",
+                "-g",
+                "-a",
+                "-c",
+                "-S",
+                "-T",
+                "-P",
+                "-l",
+                "-m",
+                "--driver",
+                "--show-features",
+                "--show-ring",
+                "--show-pause",
+                "--show-coalesce",
+                "--statistics",
+                "--show-time-stamping",
+                "--show-permaddr",
+                "--show-channels",
+                "--module-info",
+                "--show-eee",
+                "--show-fec",
+                "--version",
+                "-h",
+                "--help",
+                "--json",
+                "--phy-statistics",
+            ];
+            if !first.starts_with('-')
+                || read_flags.contains(&first)
+                || (first == "--json"
+                    && cmd.args.get(1).is_some_and(|w| {
+                        w.fixed()
+                            .is_some_and(|t| !t.starts_with('-') || read_flags.contains(&t))
+                    }))
+            {
+                Verdict::read("ethtool query only reads")
+            } else {
+                Verdict::write(Risk::High, format!("ethtool {first} changes the interface"))
+            }
+        }
+        "arp" => {
+            let p = cmd.parse(Spec {
+                short_values: "iHf",
+                ..Spec::default()
+            });
+            if p.flag('s', "set") || p.flag('d', "delete") || p.flag('f', "file") {
+                Verdict::write(Risk::Medium, "arp changes the ARP table")
+            } else {
+                Verdict::read("arp lists the ARP table")
+            }
+        }
+        "route" => {
+            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
+            if words.iter().any(|w| matches!(*w, "add" | "del" | "flush")) || cmd.has_dynamic() {
+                Verdict::write(Risk::High, "route changes the routing table")
+            } else {
+                Verdict::read("route lists routes")
+            }
+        }
+        "ifconfig" | "iwconfig" => {
+            let positional = cmd.args.iter().filter(|w| !w.text.starts_with('-')).count();
+            if positional <= 1 && !cmd.has_dynamic() {
+                Verdict::read(format!("{} shows interfaces", cmd.name))
+            } else {
+                Verdict::write(Risk::High, format!("{} changes an interface", cmd.name))
+            }
+        }
+        "iw" => {
+            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
+            if words.iter().any(|w| {
+                matches!(
+                    *w,
+                    "set"
+                        | "add"
+                        | "del"
+                        | "connect"
+                        | "disconnect"
+                        | "scan"
+                        | "ibss"
+                        | "mesh"
+                        | "ocb"
+                        | "switch"
+                        | "vendor"
+                        | "wowlan"
+                        | "coalesce"
+                        | "reg"
+                )
+            }) && !words.contains(&"get")
+            {
+                Verdict::write(Risk::Medium, "iw changes wireless settings")
+            } else {
+                Verdict::read("iw shows wireless settings")
+            }
+        }
+        "nmcli" => nmcli(cmd),
+        "bridge" => {
+            let words: Vec<&str> = cmd
+                .args
+                .iter()
+                .filter_map(|w| w.fixed())
+                .filter(|t| !t.starts_with('-'))
+                .collect();
+            match (words.first(), words.get(1)) {
+                (Some(&"monitor"), _) | (_, Some(&"monitor")) => {
+                    Verdict::read("bridge monitor only reads")
+                        .unbounded(UnboundedCategory::Stream, None)
+                }
+                (_, None | Some(&"show") | Some(&"list") | Some(&"lst")) => {
+                    Verdict::read("bridge show only reads")
+                }
+                (_, Some(v)) => {
+                    Verdict::write(Risk::High, format!("bridge {v} changes bridge state"))
+                }
+            }
+        }
+        "conntrack" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('L', "dump")
+                || p.flag('S', "stats")
+                || p.flag('C', "count")
+                || p.flag('G', "get")
+            {
+                Verdict::read("conntrack -L only lists")
+            } else if p.flag('E', "event") {
+                Verdict::read("conntrack -E only reads").unbounded(UnboundedCategory::Stream, None)
+            } else {
+                Verdict::write(Risk::High, "conntrack changes connection tracking")
+            }
+        }
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn ip(cmd: &Cmd<'_>) -> Verdict {
+    const READ_VERBS: &[&str] = &[
+        "show", "list", "lst", "ls", "sh", "s", "get", "l", "li", "lis", "sho",
+    ];
+    // ip's options are single-dash words matched by prefix: -br(ief), -s(tats), -j(son)…
+    let mut oi = 0;
+    while oi < cmd.args.len() {
+        let Some(t) = cmd.args[oi].fixed() else {
+            return cmd.dynamic_write();
+        };
+        let Some(opt) = t.strip_prefix('-').map(|o| o.trim_start_matches('-')) else {
+            break;
+        };
+        if opt.is_empty() {
+            return Verdict::unknown("ip option not understood");
+        }
+        if opt == "b" || opt.starts_with("ba") || (opt.len() >= 2 && "force".starts_with(opt)) {
+            return Verdict::write(Risk::High, "ip -batch runs commands from a file");
+        }
+        let takes = opt == "n"
+            || opt == "f"
+            || ["netns", "family", "rcvbuf"]
+                .iter()
+                .any(|n| opt.len() >= 2 && n.starts_with(opt));
+        oi += if takes { 2 } else { 1 };
+    }
+    if oi >= cmd.args.len() {
+        return Verdict::read("ip with no object prints help");
+    }
+    let rest = &cmd.args[oi..];
+    let Some(object) = rest[0].fixed() else {
+        return cmd.dynamic_write();
+    };
+    let verb = rest.get(1).and_then(|w| w.fixed());
+    if rest.get(1).is_some_and(|w| w.is_dynamic()) {
+        return cmd.dynamic_write();
+    }
+    if matches!(object, "netns" | "nets" | "netn") {
+        return match verb {
+            Some("exec") => {
+                let inner = rest.get(3..).unwrap_or(&[]);
+                if inner.is_empty() {
+                    return Verdict::unknown("ip netns exec without a command");
+                }
+                let head = format!(
+                    "ip netns exec {}",
+                    rest.get(2).map(|w| w.src.as_str()).unwrap_or("")
+                );
+                wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{head} {r}"))
+            }
+            None | Some("list" | "ls" | "show" | "identify" | "pids" | "list-id") => {
+                Verdict::read("ip netns list only reads")
+            }
+            Some("monitor") => Verdict::read("ip netns monitor only reads")
+                .unbounded(UnboundedCategory::Stream, None),
+            Some(v) => Verdict::write(Risk::High, format!("ip netns {v} changes namespaces")),
+        };
+    }
+    if object.starts_with("mo") {
+        return Verdict::read("ip monitor only reads").unbounded(UnboundedCategory::Stream, None);
+    }
+    match verb {
+        None => Verdict::read(format!("ip {object} shows state")),
+        Some(v) if READ_VERBS.contains(&v) => Verdict::read(format!("ip {object} {v} only reads")),
+        Some(v)
+            if v.starts_with('-') || !v.chars().all(|c| c.is_ascii_alphabetic() || c == '-') =>
+        {
+            // `ip addr dev eth0`-style filters after the object mean show.
+            Verdict::read(format!("ip {object} shows state"))
+        }
+        Some(
+            "dev" | "to" | "from" | "table" | "label" | "scope" | "up" | "type" | "proto" | "vrf"
+            | "master" | "nomaster" | "root" | "match" | "exact" | "via" | "nexthop" | "all"
+            | "unused",
+        ) => Verdict::read(format!("ip {object} with a filter only shows state")),
+        Some("save") => Verdict::read(format!("ip {object} save writes to standard output")),
+        Some(v) => Verdict::write(
+            Risk::High,
+            format!("ip {object} {v} changes network configuration"),
+        ),
+    }
+}
+
+fn ping(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "cwWiIstlMpQSFmT",
+        long_values: &[],
+        ..Spec::default()
+    });
+    if p.short('f') && cmd.name == "ping" {
+        let v = Verdict::write(Risk::Medium, "ping -f floods the network");
+        return if p.short('c') || p.short('w') {
+            v
+        } else {
+            v.unbounded(UnboundedCategory::Stream, None)
+        };
+    }
+    if p.short('c') || p.short('w') || (cmd.name == "fping" && !p.short('l')) {
+        return Verdict::read(format!("{} with a count only probes", cmd.name));
+    }
+    let rewrite = format!(
+        "{} -c 4 {}",
+        cmd.name,
+        super::super::word::join_src(cmd.args)
+    );
+    Verdict::read(format!("{} only probes", cmd.name))
+        .because(format!("{} without -c runs forever", cmd.name))
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+fn capture(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "cCwWiGrsyBEFmMTzZbfaAjJ",
+        long_values: &["count", "interface"],
+        ..Spec::default()
+    });
+    if p.short('w') || p.short('z') || p.short('Z') || p.short('b') && cmd.name != "tcpdump" {
+        return Verdict::write(
+            Risk::Medium,
+            format!("{} -w writes a capture file", cmd.name),
+        );
+    }
+    if p.short('c') || p.short('r') || (cmd.name != "tcpdump" && p.short('a')) {
+        return Verdict::read(format!("{} with a count only captures", cmd.name));
+    }
+    let rewrite = format!(
+        "{} -c 100 {}",
+        cmd.name,
+        super::super::word::join_src(cmd.args)
+    );
+    Verdict::read(format!("{} only captures", cmd.name))
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+fn nc(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "pswWiqxXIOPTV",
+        ..Spec::default()
+    });
+    if matches!(cmd.name, "nc" | "ncat" | "netcat")
+        && p.short('z')
+        && !p.short('l')
+        && !p.short('e')
+        && !p.short('c')
+    {
+        return Verdict::read(format!("{} -z only checks a port", cmd.name));
+    }
+    if p.short('l') || p.long("listen") {
+        return Verdict::write(Risk::Medium, format!("{} -l opens a listener", cmd.name))
+            .unbounded(UnboundedCategory::Stream, None);
+    }
+    Verdict::write(Risk::Medium, format!("{} sends arbitrary data", cmd.name))
+        .unbounded(UnboundedCategory::Repl, None)
+}
+
+fn iptables(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "t",
+        long_values: &["table"],
+        ..Spec::default()
+    });
+    let list = p.flag('L', "list") || p.flag('S', "list-rules");
+    let other = p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Short(c, _) if "ADIRFZNXPE".contains(*c)) || matches!(o, super::super::args::Opt::Long(l, _) if ["append", "delete", "insert", "replace", "flush", "zero", "new-chain", "delete-chain", "policy", "rename-chain"].iter().any(|n| super::super::args::long_matches(l, n))));
+    if list && !other && !p.short('Z') {
+        Verdict::read(format!("{} -L only lists rules", cmd.name))
+    } else {
+        Verdict::write(Risk::High, format!("{} changes firewall rules", cmd.name))
+    }
+}
+
+fn nmcli(cmd: &Cmd<'_>) -> Verdict {
+    let words: Vec<&str> = cmd
+        .args
+        .iter()
+        .filter_map(|w| w.fixed())
+        .filter(|t| !t.starts_with('-'))
+        .collect();
+    let obj = words.first().copied().unwrap_or("");
+    let verb = words.get(1).copied();
+    let read = match obj {
+        "" => true,
+        o if "general".starts_with(o) => {
+            matches!(verb, None | Some("status" | "permissions" | "logging")) && words.len() <= 2
+        }
+        o if "networking".starts_with(o) => matches!(verb, None | Some("connectivity")),
+        o if "radio".starts_with(o) => words.len() <= 2,
+        o if "connection".starts_with(o) || "device".starts_with(o) => {
+            matches!(verb, None | Some("show" | "status" | "list"))
+                || (verb == Some("wifi") && matches!(words.get(2), None | Some(&"list")))
+        }
+        _ => false,
+    };
+    if read {
+        Verdict::read("nmcli query only reads")
+    } else if obj.starts_with('m') {
+        Verdict::read("nmcli monitor only reads").unbounded(UnboundedCategory::Stream, None)
+    } else {
+        Verdict::write(Risk::High, "nmcli changes network configuration")
+    }
+}
+
+/// curl is a read only for GET/HEAD to standard output over http(s) or file.
+fn curl(cmd: &Cmd<'_>) -> Verdict {
+    const VALUE_SHORT: &str = "XdFTHouAebcDKEmrwxyYzCUQtP";
+    const WRITES_LONG: &[&str] = &[
+        "data",
+        "data-raw",
+        "data-binary",
+        "data-urlencode",
+        "data-ascii",
+        "json",
+        "form",
+        "form-string",
+        "upload-file",
+        "output",
+        "remote-name",
+        "remote-name-all",
+        "output-dir",
+        "cookie-jar",
+        "dump-header",
+        "trace",
+        "trace-ascii",
+        "stderr",
+        "config",
+        "libcurl",
+        "etag-save",
+        "hsts",
+        "alt-svc",
+        "create-dirs",
+        "ftp-create-dirs",
+        "mail-from",
+        "mail-rcpt",
+        "quote",
+        "post301",
+        "post302",
+        "post303",
+        "remote-header-name",
+        "upload-flags",
+        "proxy-header-x",
+    ];
+    const LONG_VALUES: &[&str] = &[
+        "data",
+        "data-raw",
+        "data-binary",
+        "data-urlencode",
+        "data-ascii",
+        "json",
+        "form",
+        "form-string",
+        "upload-file",
+        "output",
+        "output-dir",
+        "cookie-jar",
+        "dump-header",
+        "trace",
+        "trace-ascii",
+        "stderr",
+        "config",
+        "libcurl",
+        "etag-save",
+        "hsts",
+        "alt-svc",
+        "request",
+        "header",
+        "user",
+        "user-agent",
+        "referer",
+        "cookie",
+        "max-time",
+        "connect-timeout",
+        "retry",
+        "cacert",
+        "cert",
+        "key",
+        "resolve",
+        "connect-to",
+        "proxy",
+        "unix-socket",
+        "write-out",
+        "url",
+        "interface",
+        "limit-rate",
+        "max-filesize",
+        "range",
+        "mail-from",
+        "mail-rcpt",
+        "quote",
+        "retry-delay",
+        "retry-max-time",
+        "expect100-timeout",
+        "keepalive-time",
+        "etag-compare",
+        "variable",
+        "expand-url-x",
+        "pinnedpubkey",
+        "capath",
+        "ciphers",
+        "dns-servers",
+        "aws-sigv4",
+        "oauth2-bearer",
+        "noproxy",
+        "proxy-user",
+        "socks5",
+        "socks5-hostname",
+        "abstract-unix-socket",
+        "ipfs-gateway-x",
+        "request-target",
+    ];
+    let p = cmd.parse(Spec {
+        short_values: VALUE_SHORT,
+        long_values: LONG_VALUES,
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    let get = p.flag('G', "get");
+    for (c, why) in [
+        ('d', "sends a request body"),
+        ('F', "posts a form"),
+        ('T', "uploads a file"),
+        ('o', "writes a file"),
+        ('O', "writes a file"),
+        ('c', "writes a cookie jar"),
+        ('K', "reads options from a config file"),
+        ('J', "writes a file"),
+        ('Q', "sends raw FTP commands"),
+    ] {
+        if p.short(c) {
+            let allowed = (matches!(c, 'o')
+                && p.value(Some('o'), "output")
+                    .is_some_and(|v| v == "/dev/null" || v == "-"))
+                || (c == 'd' && get);
+            if !allowed {
+                return Verdict::write(Risk::Medium, format!("curl -{c} {why}"));
+            }
+        }
+    }
+    if p.short('D')
+        && p.value(Some('D'), "dump-header")
+            .is_some_and(|v| v != "-" && v != "/dev/null" && v != "/dev/stdout")
+    {
+        return Verdict::write(Risk::Medium, "curl -D writes headers to a file");
+    }
+    for w in WRITES_LONG {
+        if p.long(w) {
+            if get && w.starts_with("data") {
+                continue;
+            }
+            let to_null = matches!(
+                *w,
+                "output" | "dump-header" | "trace" | "trace-ascii" | "stderr"
+            ) && p
+                .value(None, w)
+                .is_some_and(|v| matches!(v, "/dev/null" | "-" | "/dev/stdout" | "/dev/stderr"));
+            if !to_null {
+                return Verdict::write(
+                    Risk::Medium,
+                    format!("curl --{w} sends data or writes a file"),
+                );
+            }
+        }
+    }
+    if let Some(method) = p.value(Some('X'), "request") {
+        let m = method.to_ascii_uppercase();
+        if !matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS") {
+            return Verdict::write(Risk::Medium, format!("curl -X {m} changes remote state"));
+        }
+    }
+    if p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Short('H', Some(h)) | super::super::args::Opt::Long(_, Some(h)) if h.to_ascii_lowercase().contains("method-override") || h.to_ascii_lowercase().starts_with("x-http-method"))) {
+        return Verdict::write(Risk::Medium, "curl sends a method-override header");
+    }
+    let mut urls: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
+    if let Some(u) = p.value(None, "url") {
+        urls.push(u);
+    }
+    for url in &urls {
+        let lower = url.to_ascii_lowercase();
+        if let Some((scheme, _)) = lower.split_once("://")
+            && !matches!(scheme, "http" | "https" | "file")
+        {
+            return Verdict::write(
+                Risk::High,
+                format!("curl {scheme}:// can send arbitrary commands to a service"),
+            );
+        }
+    }
+    Verdict::read("curl GET to standard output only reads")
+}
+
+/// wget is a read only when it writes the page to standard output.
+fn wget(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "OoaPeiBtTwUYQlADRIXH",
+        long_values: &[
+            "output-document",
+            "output-file",
+            "append-output",
+            "directory-prefix",
+            "post-data",
+            "post-file",
+            "body-data",
+            "body-file",
+            "method",
+            "header",
+            "user-agent",
+            "execute",
+            "input-file",
+            "tries",
+            "timeout",
+            "user",
+            "password",
+            "level",
+            "accept",
+            "reject",
+            "domains",
+            "load-cookies",
+            "save-cookies",
+            "ca-certificate",
+            "certificate",
+            "private-key",
+        ],
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    for w in [
+        "post-data",
+        "post-file",
+        "body-data",
+        "body-file",
+        "save-cookies",
+        "execute",
+        "input-file",
+        "warc-file",
+        "save-headers",
+        "backups",
+    ] {
+        if p.long(w) {
+            return Verdict::write(
+                Risk::Medium,
+                format!("wget --{w} sends data or writes files"),
+            );
+        }
+    }
+    if p.short('e') || p.short('i') {
+        return Verdict::write(Risk::Medium, "wget -e/-i runs commands or reads a URL list");
+    }
+    if let Some(m) = p.value(None, "method")
+        && !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD")
+    {
+        return Verdict::write(
+            Risk::Medium,
+            format!("wget --method {m} changes remote state"),
+        );
+    }
+    if p.flag('o', "output-file") || p.flag('a', "append-output") {
+        return Verdict::write(Risk::Low, "wget -o writes a log file");
+    }
+    if p.long("spider") {
+        return Verdict::read("wget --spider only checks");
+    }
+    match p.value(Some('O'), "output-document") {
+        Some("-" | "/dev/null" | "/dev/stdout") => {
+            Verdict::read("wget -O - writes to standard output only")
+        }
+        Some(f) => Verdict::write(Risk::Medium, format!("wget -O writes {f}")),
+        None => Verdict::write(Risk::Medium, "wget saves the download to a file"),
+    }
+}

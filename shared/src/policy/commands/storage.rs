@@ -1,0 +1,654 @@
+//! Storage tools: zfs, zpool, ceph, rbd, smartctl, mount, swapon, mdadm, btrfs, lvm,
+//! fdisk/parted, hdparm, nvme, multipath.
+
+use super::super::args::Spec;
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::{Cmd, by_subcommand};
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let v = match cmd.name {
+        "zfs" => zfs(cmd),
+        "zpool" => zpool(cmd),
+        "ceph" => ceph(cmd),
+        "rbd" => super::misc::by_words(
+            cmd,
+            &[
+                "ls",
+                "list",
+                "info",
+                "du",
+                "disk-usage",
+                "status",
+                "showmapped",
+            ],
+            &[
+                "create",
+                "rm",
+                "remove",
+                "rename",
+                "resize",
+                "map",
+                "unmap",
+                "protect",
+                "unprotect",
+                "rollback",
+                "purge",
+                "clone",
+                "flatten",
+                "copy",
+                "cp",
+                "mv",
+                "import",
+                "export",
+                "import-diff",
+                "export-diff",
+                "lock",
+                "unlock",
+                "feature",
+                "bench",
+                "sparsify",
+                "trash",
+                "migration",
+                "mirror",
+                "config",
+                "object-map",
+                "journal",
+                "group",
+                "namespace",
+                "pool",
+                "encryption",
+                "device",
+            ],
+            false,
+        ),
+        "rados" => by_subcommand(
+            cmd,
+            Spec {
+                short_values: "p",
+                long_values: &["pool"],
+                ..Spec::default()
+            },
+            &[
+                "df",
+                "lspools",
+                "ls",
+                "stat",
+                "list-inconsistent-pg",
+                "list-inconsistent-obj",
+            ],
+            false,
+        ),
+        "smartctl" => smartctl(cmd),
+        "mount" => mount(cmd),
+        "swapon" => {
+            let p = cmd.parse(Spec::default());
+            if p.positionals.is_empty() && !p.flag('a', "all") && !p.flag('e', "ifexists") {
+                Verdict::read("swapon without devices only reports")
+            } else {
+                Verdict::write(Risk::Medium, "swapon enables swap")
+            }
+        }
+        "mdadm" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('D', "detail")
+                || p.flag('E', "examine")
+                || p.flag('Q', "query")
+                || p.long("detail-platform")
+            {
+                Verdict::read("mdadm --detail only reads")
+            } else {
+                Verdict::write(Risk::High, "mdadm changes RAID arrays")
+            }
+        }
+        "btrfs" => btrfs(cmd),
+        "fdisk" | "sfdisk" | "gdisk" | "sgdisk" => {
+            let p = cmd.parse(Spec::default());
+            let read = p.flag('l', "list")
+                || (cmd.name == "sfdisk"
+                    && (p.flag('d', "dump") || p.short('J') || p.long("json")))
+                || (cmd.name == "sgdisk" && p.flag('p', "print"));
+            if read {
+                Verdict::read(format!("{} -l only lists", cmd.name))
+            } else {
+                Verdict::write(Risk::High, format!("{} edits partition tables", cmd.name))
+            }
+        }
+        "parted" => {
+            let p = cmd.parse(Spec::default());
+            let texts: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
+            let units = [
+                "s", "B", "kB", "MB", "MiB", "GB", "GiB", "TB", "TiB", "%", "cyl", "chs",
+                "compact", "unit", "print", "p", "free", "list", "all", "help",
+            ];
+            if p.flag('l', "list")
+                || (texts.len() >= 2
+                    && texts[1..].iter().any(|t| matches!(*t, "print" | "p"))
+                    && texts[1..].iter().all(|t| units.contains(t)))
+            {
+                Verdict::read("parted print only lists")
+            } else {
+                Verdict::write(Risk::High, "parted edits partition tables")
+            }
+        }
+        "hdparm" => {
+            let read_only = cmd.args.iter().all(|w| {
+                w.fixed().is_some_and(|t| {
+                    !t.starts_with('-')
+                        || matches!(t, "-I" | "-i" | "-t" | "-T" | "-tT" | "-g" | "-C" | "-v")
+                })
+            });
+            if read_only {
+                Verdict::read("hdparm query only reads")
+            } else {
+                Verdict::write(Risk::High, "hdparm changes drive settings")
+            }
+        }
+        "nvme" => by_subcommand(
+            cmd,
+            Spec::default(),
+            &[
+                "list",
+                "list-subsys",
+                "smart-log",
+                "id-ctrl",
+                "id-ns",
+                "error-log",
+                "fw-log",
+                "get-log",
+                "list-ns",
+                "show-regs",
+                "version",
+                "help",
+                "get-feature",
+            ],
+            false,
+        ),
+        "multipath" => {
+            let p = cmd.parse(Spec::default());
+            if p.short('l') || p.short('L') || (p.short('v') && p.short('l')) {
+                Verdict::read("multipath -ll only lists")
+            } else {
+                Verdict::write(Risk::High, "multipath changes device maps")
+            }
+        }
+        "tune2fs" => {
+            let only_list = cmd
+                .args
+                .iter()
+                .all(|w| w.fixed().is_some_and(|t| t == "-l" || !t.starts_with('-')));
+            if only_list && cmd.args.iter().any(|w| w.text == "-l") {
+                Verdict::read("tune2fs -l only lists")
+            } else {
+                Verdict::write(Risk::High, "tune2fs changes a file system")
+            }
+        }
+        "iostat" | "vmstat" | "mpstat" | "pidstat" | "sar" | "dstat" | "free" | "arcstat"
+        | "zpool-iostat-x" => interval_tool(cmd),
+        _ => return None,
+    };
+    Some(v)
+}
+
+/// Tools taking `[interval [count]]`: an interval without a count repeats forever.
+fn interval_tool(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: if cmd.name == "free" {
+            "sc"
+        } else {
+            "pPpTSoefirn"
+        },
+        long_values: &["seconds", "count"],
+        ..Spec::default()
+    });
+    if cmd.name == "sar" && (p.short('o')) {
+        return Verdict::write(Risk::Low, "sar -o writes a data file");
+    }
+    let numbers: Vec<&str> = p
+        .positionals
+        .iter()
+        .filter_map(|w| w.fixed())
+        .filter(|t| t.parse::<f64>().is_ok())
+        .collect();
+    let unbounded = if cmd.name == "free" {
+        (p.flag('s', "seconds")) && !p.flag('c', "count")
+    } else if cmd.name == "dstat" {
+        numbers.len() < 2
+    } else {
+        numbers.len() == 1
+    };
+    let v = Verdict::read(format!("{} only reports", cmd.name));
+    if unbounded {
+        let rewrite = if cmd.name == "free" {
+            format!("{} -c 5", cmd.src())
+        } else if numbers.is_empty() {
+            format!("{} 1 5", cmd.src())
+        } else {
+            format!("{} 5", cmd.src())
+        };
+        v.because(format!(
+            "{} with an interval and no count repeats forever",
+            cmd.name
+        ))
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+    } else {
+        v
+    }
+}
+
+fn zfs(cmd: &Cmd<'_>) -> Verdict {
+    const READS: &[&str] = &[
+        "list",
+        "get",
+        "holds",
+        "diff",
+        "userspace",
+        "groupspace",
+        "projectspace",
+        "version",
+        "help",
+        "send",
+        "wait",
+    ];
+    let p = cmd.parse(Spec {
+        stop_at_positional: true,
+        ..Spec::default()
+    });
+    match p.first() {
+        None => Verdict::read("zfs with no subcommand prints help"),
+        Some("send") => {
+            let sp = Cmd {
+                name: "zfs",
+                args: &cmd.args[1..],
+                ctx: cmd.ctx,
+            }
+            .parse(Spec::default());
+            if sp.flag('n', "dryrun") || sp.flag('P', "parsable") && sp.short('n') {
+                Verdict::read("zfs send -n only estimates")
+            } else {
+                Verdict::read("zfs send writes the stream to standard output")
+            }
+        }
+        Some(sub) if READS.contains(&sub) => Verdict::read(format!("zfs {sub} only reads")),
+        Some(sub) => {
+            let risk = if matches!(
+                sub,
+                "destroy"
+                    | "rollback"
+                    | "receive"
+                    | "recv"
+                    | "promote"
+                    | "rename"
+                    | "unmount"
+                    | "umount"
+            ) {
+                Risk::High
+            } else {
+                Risk::Medium
+            };
+            Verdict::write(risk, format!("zfs {sub} changes datasets"))
+        }
+    }
+}
+
+fn zpool(cmd: &Cmd<'_>) -> Verdict {
+    const READS: &[&str] = &["status", "list", "get", "history", "version", "help"];
+    let p = cmd.parse(Spec {
+        stop_at_positional: true,
+        ..Spec::default()
+    });
+    let Some(&si) = p.positional_index.first() else {
+        return Verdict::read("zpool with no subcommand prints help");
+    };
+    let Some(sub) = cmd.args[si].fixed() else {
+        return cmd.dynamic_write();
+    };
+    let rest = Cmd {
+        name: "zpool",
+        args: &cmd.args[si + 1..],
+        ctx: cmd.ctx,
+    };
+    let rp = rest.parse(Spec {
+        short_values: "ToTc",
+        ..Spec::default()
+    });
+    match sub {
+        "iostat" => {
+            let trailing_numbers = rp
+                .positionals
+                .iter()
+                .rev()
+                .take_while(|w| w.fixed().is_some_and(|t| t.parse::<f64>().is_ok()))
+                .count();
+            let v = Verdict::read("zpool iostat only reports");
+            if trailing_numbers == 1 {
+                v.because("zpool iostat with an interval and no count repeats forever")
+                    .unbounded(UnboundedCategory::Stream, Some(format!("{} 5", cmd.src())))
+            } else {
+                v
+            }
+        }
+        "status"
+            if rp
+                .positionals
+                .iter()
+                .filter_map(|w| w.fixed())
+                .any(|t| t.parse::<f64>().is_ok())
+                && rp
+                    .positionals
+                    .iter()
+                    .filter_map(|w| w.fixed())
+                    .filter(|t| t.parse::<f64>().is_ok())
+                    .count()
+                    == 1 =>
+        {
+            Verdict::read("zpool status only reports")
+                .unbounded(UnboundedCategory::Stream, Some(format!("{} 1", cmd.src())))
+        }
+        "events" => {
+            if rp.flag('f', "follow") {
+                Verdict::read("zpool events only reads").unbounded(
+                    UnboundedCategory::Stream,
+                    Some(cmd.rebuilt(|w| w.text == "-f", &[])),
+                )
+            } else if rp.short('c') {
+                Verdict::write(Risk::Low, "zpool events -c clears the event log")
+            } else {
+                Verdict::read("zpool events only reads")
+            }
+        }
+        "import" if rp.positionals.is_empty() && !rp.short('a') => {
+            Verdict::read("zpool import without a pool only lists importable pools")
+        }
+        "wait" => Verdict::read("zpool wait only waits"),
+        s if READS.contains(&s) => Verdict::read(format!("zpool {s} only reads")),
+        s => {
+            let risk = if matches!(
+                s,
+                "destroy"
+                    | "offline"
+                    | "detach"
+                    | "remove"
+                    | "export"
+                    | "labelclear"
+                    | "replace"
+                    | "split"
+                    | "create"
+                    | "add"
+            ) {
+                Risk::High
+            } else {
+                Risk::Medium
+            };
+            Verdict::write(risk, format!("zpool {s} changes the pool"))
+        }
+    }
+}
+
+fn ceph(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "cknfi",
+        long_values: &[
+            "cluster",
+            "conf",
+            "keyring",
+            "name",
+            "format",
+            "id",
+            "connect-timeout",
+        ],
+        ..Spec::default()
+    });
+    if p.flag('w', "watch")
+        || p.long("watch-debug")
+        || p.long("watch-info")
+        || p.long("watch-warn")
+        || p.long("watch-error")
+    {
+        return Verdict::read("ceph -w only reads")
+            .unbounded(UnboundedCategory::Stream, Some("ceph status".into()));
+    }
+    if p.flag('s', "status") && p.positionals.is_empty() {
+        return Verdict::read("ceph -s only reads");
+    }
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    let words: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
+    const READ_VERBS: &[&str] = &[
+        "status",
+        "health",
+        "df",
+        "tree",
+        "stat",
+        "dump",
+        "ls",
+        "list",
+        "perf",
+        "versions",
+        "version",
+        "report",
+        "quorum_status",
+        "mon_status",
+        "features",
+        "detail",
+        "get",
+        "stats",
+        "services",
+        "show",
+        "info",
+        "time-sync-status",
+        "last",
+        "utilization",
+        "metadata",
+        "count-metadata",
+        "find",
+        "map",
+        "query",
+        "summary",
+        "help",
+        "blocked-by",
+        "ls-by-pool",
+        "ls-by-osd",
+        "ls-by-primary",
+        "autoscale-status",
+        "usage",
+        "ok-to-stop",
+        "safe-to-destroy",
+        "dump_stuck",
+        "ps",
+        "perf-x",
+        "osd_stat",
+        "dump_json",
+        "pool-x",
+    ];
+    const WRITE_WORDS: &[&str] = &[
+        "set",
+        "unset",
+        "rm",
+        "create",
+        "delete",
+        "out",
+        "in",
+        "down",
+        "up",
+        "reweight",
+        "reweight-by-utilization",
+        "add",
+        "purge",
+        "destroy",
+        "archive",
+        "archive-all",
+        "enable",
+        "disable",
+        "fail",
+        "repair",
+        "scrub",
+        "deep-scrub",
+        "pause",
+        "unpause",
+        "rename",
+        "import",
+        "export",
+        "put",
+        "new",
+        "lost",
+        "rm-failed",
+        "mark",
+        "tell",
+        "injectargs",
+        "apply",
+        "redeploy",
+        "restart",
+        "start",
+        "stop",
+        "upgrade",
+        "caps",
+        "reset",
+        "move",
+        "link",
+        "unlink",
+        "mksnap",
+        "rmsnap",
+        "compact",
+        "sync",
+        "forward",
+        "drain",
+        "remove",
+        "on",
+        "off",
+        "kick",
+        "clear",
+        "flush",
+        "trim",
+        "evict",
+    ];
+    if words.is_empty() {
+        return Verdict::unknown("ceph without a command opens its shell")
+            .unbounded(UnboundedCategory::Repl, None);
+    }
+    if let Some(w) = words.iter().find(|w| WRITE_WORDS.contains(w)) {
+        return Verdict::write(Risk::High, format!("ceph … {w} changes the cluster"));
+    }
+    if words.iter().any(|w| READ_VERBS.contains(w)) {
+        return Verdict::read(format!("ceph {} only reads", words.join(" ")));
+    }
+    Verdict::unknown(format!(
+        "ceph {} is not known to be read-only",
+        words.join(" ")
+    ))
+}
+
+fn smartctl(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "dTbrnlqsoSFtXf",
+        long_values: &[
+            "device",
+            "tolerance",
+            "badsum",
+            "report",
+            "nocheck",
+            "log",
+            "quietmode",
+            "smart",
+            "offlineauto",
+            "saveauto",
+            "test",
+            "set",
+            "format",
+            "firmwarebug",
+            "presets",
+            "drivedb",
+            "attributes",
+        ],
+        ..Spec::default()
+    });
+    for (c, long, why) in [
+        ('t', "test", "starts a self-test"),
+        ('X', "abort", "aborts a self-test"),
+        ('s', "smart", "switches SMART on or off"),
+        ('o', "offlineauto", "changes offline testing"),
+        ('S', "saveauto", "changes attribute autosave"),
+    ] {
+        if p.flag(c, long) {
+            return Verdict::write(Risk::Medium, format!("smartctl -{c} {why}"));
+        }
+    }
+    if p.long("set") {
+        return Verdict::write(Risk::Medium, "smartctl --set changes drive settings");
+    }
+    Verdict::read("smartctl only reads drive data")
+}
+
+fn mount(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "tOoLU",
+        long_values: &["types", "options", "test-opts", "label", "uuid"],
+        ..Spec::default()
+    });
+    let only_listing = p.positionals.is_empty()
+        && !p.flag('a', "all")
+        && !p.long("bind")
+        && !p.long("move")
+        && !p.long("rbind")
+        && !p.short('B')
+        && !p.short('M')
+        && !p.short('R');
+    if only_listing && !p.flag('o', "options") {
+        Verdict::read("mount without arguments lists mounts")
+    } else {
+        Verdict::write(Risk::High, "mount changes mounts")
+    }
+}
+
+fn btrfs(cmd: &Cmd<'_>) -> Verdict {
+    let words: Vec<&str> = cmd
+        .args
+        .iter()
+        .filter_map(|w| w.fixed())
+        .filter(|t| !t.starts_with('-'))
+        .collect();
+    let p = cmd.parse(Spec::default());
+    let read = match words.as_slice() {
+        [g, s, ..] => {
+            matches!(
+                (short_group(g), *s),
+                ("filesystem", "show" | "df" | "usage" | "du")
+                    | ("subvolume", "list" | "show" | "get-default")
+                    | ("device", "stats" | "usage")
+                    | ("scrub", "status")
+                    | ("balance", "status")
+                    | ("replace", "status")
+                    | ("qgroup", "show")
+                    | ("inspect-internal", _)
+                    | ("property", "get")
+            ) && !(p.short('z') || p.long("reset"))
+        }
+        [g] => matches!(*g, "version" | "help"),
+        [] => true,
+    };
+    if read {
+        Verdict::read("btrfs query only reads")
+    } else {
+        Verdict::write(Risk::High, "btrfs command changes the file system")
+    }
+}
+
+fn short_group(g: &str) -> &str {
+    const GROUPS: &[&str] = &[
+        "filesystem",
+        "subvolume",
+        "device",
+        "scrub",
+        "balance",
+        "replace",
+        "qgroup",
+        "inspect-internal",
+        "property",
+    ];
+    GROUPS
+        .iter()
+        .find(|full| full.starts_with(g) && g.len() >= 2)
+        .copied()
+        .unwrap_or(g)
+}

@@ -1,0 +1,525 @@
+//! System tools: dmesg, sysctl, hostname, date, openssl, kill, top-style monitors,
+//! crontab, modprobe, passwd and friends.
+
+use super::super::args::Spec;
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::Cmd;
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let v = match cmd.name {
+        "dmesg" => dmesg(cmd),
+        "sysctl" => sysctl(cmd),
+        "hostname" => hostname(cmd),
+        "date" => date(cmd),
+        "openssl" => openssl(cmd),
+        "kill" => {
+            let p = cmd.parse(Spec {
+                short_values: "sn",
+                ..Spec::default()
+            });
+            if p.flag('l', "list")
+                || p.short('L')
+                || cmd.args.first().is_some_and(|w| w.text == "-0") && cmd.args.len() >= 2
+            {
+                Verdict::read("kill -l/-0 only checks")
+            } else {
+                Verdict::write(Risk::High, "kill sends a signal to processes")
+            }
+        }
+        "top" => top(cmd),
+        "visudo"
+            if cmd
+                .args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "-c" | "--check"))
+                && !cmd
+                    .args
+                    .iter()
+                    .any(|w| w.text == "-f" || w.text.starts_with("--file")) =>
+        {
+            Verdict::read("visudo -c only checks the sudoers syntax")
+        }
+        "udevadm" => match cmd.args.first().and_then(|w| w.fixed()) {
+            Some("info" | "--version" | "version" | "verify") => {
+                Verdict::read("udevadm info only reads")
+            }
+            Some("monitor") => Verdict::read("udevadm monitor only reads")
+                .unbounded(UnboundedCategory::Stream, None),
+            Some("test" | "test-builtin") => Verdict::read("udevadm test only simulates"),
+            _ => Verdict::write(
+                Risk::Medium,
+                "udevadm trigger/control/settle changes device handling",
+            ),
+        },
+        "inotifywait" | "inotifywatch" => {
+            let p = cmd.parse(Spec {
+                short_values: "tefo",
+                long_values: &[
+                    "timeout", "event", "format", "outfile", "fromfile", "exclude", "include",
+                    "timefmt",
+                ],
+                ..Spec::default()
+            });
+            if p.flag('o', "outfile") || p.flag('d', "daemon") {
+                Verdict::write(Risk::Low, format!("{} -o writes a file", cmd.name))
+            } else if p.flag('t', "timeout") && !p.flag('m', "monitor") {
+                Verdict::read(format!("{} with a timeout only waits", cmd.name))
+            } else {
+                Verdict::read(format!("{} only watches", cmd.name))
+                    .unbounded(UnboundedCategory::Stream, None)
+            }
+        }
+        "strace" | "ltrace" => {
+            let attach = cmd.args.iter().any(|w| {
+                w.text == "-p" || w.text.starts_with("-p") || w.text.starts_with("--attach")
+            });
+            let v = Verdict::write(
+                Risk::Medium,
+                format!(
+                    "{} runs or attaches to a process and can change its behaviour",
+                    cmd.name
+                ),
+            );
+            if attach {
+                v.unbounded(UnboundedCategory::Stream, None)
+            } else {
+                v
+            }
+        }
+        "perf" => match cmd.args.first().and_then(|w| w.fixed()) {
+            Some("top") => {
+                Verdict::read("perf top only samples").unbounded(UnboundedCategory::Tty, None)
+            }
+            Some("list" | "version" | "--version" | "help") => {
+                Verdict::read("perf list only reports")
+            }
+            Some(s) => Verdict::write(
+                Risk::Medium,
+                format!("perf {s} runs programs or writes perf.data"),
+            ),
+            None => Verdict::read("perf prints help"),
+        },
+        "tmux"
+            if matches!(
+                cmd.args.first().and_then(|w| w.fixed()),
+                Some("ls" | "list-sessions" | "list-windows" | "list-panes" | "-V")
+            ) =>
+        {
+            Verdict::read("tmux ls only lists")
+        }
+        "screen"
+            if cmd.args.len() == 1
+                && matches!(cmd.args[0].text.as_str(), "-ls" | "-list" | "-v") =>
+        {
+            Verdict::read("screen -ls only lists")
+        }
+        "iperf" | "iperf3" => {
+            if cmd
+                .args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "-s" | "--server"))
+            {
+                Verdict::write(Risk::Medium, format!("{} -s opens a listener", cmd.name))
+                    .unbounded(UnboundedCategory::Stream, None)
+            } else {
+                Verdict::read(format!("{} -c only measures throughput", cmd.name))
+            }
+        }
+        "iotop" | "iotop-c" => {
+            let p = cmd.parse(Spec {
+                short_values: "ndpu",
+                long_values: &["iter", "delay", "pid", "user"],
+                ..Spec::default()
+            });
+            if p.flag('b', "batch") && p.flag('n', "iter") {
+                Verdict::read("iotop -b -n only reports")
+            } else {
+                Verdict::read("iotop only reports")
+                    .unbounded(UnboundedCategory::Tty, Some("iotop -b -n 3".into()))
+            }
+        }
+        "crontab" => crontab(cmd),
+        "modprobe" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('n', "dry-run")
+                || p.long("show-depends")
+                || p.flag('c', "showconfig")
+                || p.short('D')
+                || p.long("show-modversions")
+                || p.long("dump-modversions")
+            {
+                Verdict::read("modprobe --dry-run only reports")
+            } else {
+                Verdict::write(Risk::High, "modprobe loads or unloads kernel modules")
+            }
+        }
+        "passwd" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('S', "status")
+                && !p.short('l')
+                && !p.short('u')
+                && !p.short('d')
+                && !p.short('e')
+            {
+                Verdict::read("passwd -S only reports")
+            } else {
+                Verdict::write(Risk::High, "passwd changes credentials")
+            }
+        }
+        "chage" => {
+            let p = cmd.parse(Spec::default());
+            if p.flag('l', "list") && p.opts.len() == 1 {
+                Verdict::read("chage -l only lists")
+            } else {
+                Verdict::write(Risk::High, "chage changes password ageing")
+            }
+        }
+        "killall" => {
+            if cmd.args.len() == 1 && matches!(cmd.args[0].text.as_str(), "-l" | "--list") {
+                Verdict::read("killall -l lists signals")
+            } else {
+                Verdict::write(Risk::High, "killall signals processes")
+            }
+        }
+        "nvidia-smi" => {
+            let p = cmd.parse(Spec {
+                short_values: "ilfdq",
+                long_values: &["id", "loop", "filename", "display", "query-gpu", "format"],
+                ..Spec::default()
+            });
+            let writes = [
+                "pm",
+                "pl",
+                "r",
+                "ac",
+                "rac",
+                "c",
+                "e",
+                "am",
+                "caa",
+                "lgc",
+                "rgc",
+                "lmc",
+                "rmc",
+                "mig",
+                "gom",
+                "persistence-mode",
+                "power-limit",
+                "gpu-reset",
+                "applications-clocks",
+                "compute-mode",
+                "ecc-config",
+            ];
+            if writes.iter().any(|w| {
+                if w.len() <= 3 {
+                    cmd.args.iter().any(|a| a.text == format!("-{w}"))
+                } else {
+                    p.long(w)
+                }
+            }) || p.flag('f', "filename")
+            {
+                Verdict::write(Risk::High, "nvidia-smi changes GPU settings")
+            } else if p.flag('l', "loop") || p.long("loop-ms") {
+                Verdict::read("nvidia-smi only reports").unbounded(
+                    UnboundedCategory::Stream,
+                    Some(cmd.rebuilt(
+                        |w| w.text.starts_with("-l") || w.text.starts_with("--loop"),
+                        &[],
+                    )),
+                )
+            } else {
+                Verdict::read("nvidia-smi only reports")
+            }
+        }
+        "chronyc" => {
+            let reads = [
+                "tracking",
+                "sources",
+                "sourcestats",
+                "activity",
+                "ntpdata",
+                "serverstats",
+                "clients",
+                "selectdata",
+                "authdata",
+                "rtcdata",
+                "manual-x",
+                "waitsync-x",
+            ];
+            let words: Vec<&str> = cmd
+                .args
+                .iter()
+                .filter_map(|w| w.fixed())
+                .filter(|t| !t.starts_with('-'))
+                .collect();
+            if words.len() == 1 && reads.contains(&words[0]) {
+                Verdict::read("chronyc query only reads")
+            } else if words.is_empty() {
+                Verdict::unknown("bare chronyc is interactive")
+                    .unbounded(UnboundedCategory::Repl, None)
+            } else {
+                Verdict::write(Risk::Medium, "chronyc changes time sources")
+            }
+        }
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn dmesg(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "flsFn",
+        long_values: &[
+            "facility",
+            "level",
+            "buffer-size",
+            "file",
+            "console-level",
+            "since",
+            "until",
+        ],
+        ..Spec::default()
+    });
+    for (c, long, why) in [
+        ('c', "read-clear", "clears the kernel ring buffer"),
+        ('C', "clear", "clears the kernel ring buffer"),
+        ('n', "console-level", "changes the console log level"),
+        ('D', "console-off", "turns console logging off"),
+        ('E', "console-on", "turns console logging on"),
+    ] {
+        if p.flag(c, long) {
+            return Verdict::write(Risk::Medium, format!("dmesg -{c} {why}"));
+        }
+    }
+    if p.flag('w', "follow") || p.flag('W', "follow-new") {
+        let rewrite = cmd.rebuilt(
+            |w| matches!(w.text.as_str(), "-w" | "-W" | "--follow" | "--follow-new"),
+            &[],
+        ) + " | tail -n 200";
+        return Verdict::read("dmesg only reads")
+            .because("dmesg -w follows forever")
+            .unbounded(UnboundedCategory::Stream, Some(rewrite));
+    }
+    Verdict::read("dmesg only reads")
+}
+
+fn sysctl(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "p",
+        long_values: &["load", "pattern"],
+        ..Spec::default()
+    });
+    if p.flag('w', "write") || p.flag('p', "load") || p.long("system") || p.short('f') {
+        return Verdict::write(Risk::High, "sysctl -w/-p changes kernel parameters");
+    }
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    if let Some(kv) = p
+        .positionals
+        .iter()
+        .filter_map(|w| w.fixed())
+        .find(|t| t.contains('='))
+    {
+        return Verdict::write(
+            Risk::High,
+            format!("sysctl {kv} changes a kernel parameter"),
+        );
+    }
+    Verdict::read("sysctl only reads kernel parameters")
+}
+
+fn hostname(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "F",
+        long_values: &["file"],
+        ..Spec::default()
+    });
+    if p.flag('F', "file") || p.flag('b', "boot") {
+        return Verdict::write(Risk::High, "hostname -F sets the host name");
+    }
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    if let Some(name) = p.first() {
+        return Verdict::write(Risk::High, format!("hostname {name} sets the host name"));
+    }
+    Verdict::read("hostname only reports")
+}
+
+fn date(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "dfrIR",
+        long_values: &["date", "file", "reference", "set"],
+        ..Spec::default()
+    });
+    if p.flag('s', "set") {
+        return Verdict::write(Risk::High, "date -s sets the clock");
+    }
+    if p.dynamic {
+        return cmd.dynamic_write();
+    }
+    if let Some(arg) = p
+        .positionals
+        .iter()
+        .filter_map(|w| w.fixed())
+        .find(|t| !t.starts_with('+'))
+    {
+        return Verdict::write(Risk::High, format!("date {arg} sets the clock"));
+    }
+    Verdict::read("date only reports")
+}
+
+fn openssl(cmd: &Cmd<'_>) -> Verdict {
+    const READS: &[&str] = &[
+        "x509",
+        "s_client",
+        "version",
+        "ciphers",
+        "verify",
+        "crl",
+        "rsa",
+        "ec",
+        "pkey",
+        "asn1parse",
+        "dgst",
+        "list",
+        "rand",
+        "sha1",
+        "sha256",
+        "sha512",
+        "md5",
+        "base64",
+        "enc",
+        "req",
+        "pkcs12",
+        "pkcs7",
+        "errstr",
+        "speed",
+        "prime",
+        "storeutl",
+        "x509v3-x",
+        "ocsp",
+        "s_time",
+        "sess_id",
+        "crl2pkcs7",
+        "help",
+        "passwd",
+        "kdf",
+        "mac",
+    ];
+    const OUT_FLAGS: &[&str] = &[
+        "-out",
+        "-keyout",
+        "-writerand",
+        "-sess_out",
+        "-CAserial-x",
+        "-CAcreateserial",
+        "-new",
+        "-genkey",
+        "-nodes-x",
+        "-export",
+        "-engine",
+        "-msgfile",
+        "-keylogfile",
+        "-trace-x",
+        "-reqout",
+        "-respout",
+        "-rand-x",
+        "-ndays-x",
+        "-index",
+        "-rsigner",
+        "-rkey",
+        "-port",
+        "-sign",
+    ];
+    let Some(sub) = cmd.args.first().and_then(|w| w.fixed()) else {
+        return Verdict::unknown("bare openssl is interactive")
+            .unbounded(UnboundedCategory::Repl, None);
+    };
+    if cmd.has_dynamic() {
+        return cmd.dynamic_write();
+    }
+    if matches!(sub, "s_server" | "ocsp-server-x") {
+        return Verdict::write(Risk::Medium, "openssl s_server opens a listener")
+            .unbounded(UnboundedCategory::Stream, None);
+    }
+    if !READS.contains(&sub) {
+        return Verdict::write(
+            Risk::Medium,
+            format!("openssl {sub} creates keys, certificates or files"),
+        );
+    }
+    if let Some(f) = cmd.args[1..]
+        .iter()
+        .filter_map(|w| w.fixed())
+        .find(|t| OUT_FLAGS.contains(t) || t.starts_with("-out="))
+    {
+        if f == "-out" || f == "-keyout" {
+            let next = cmd
+                .args
+                .iter()
+                .position(|w| w.text == f)
+                .and_then(|i| cmd.args.get(i + 1))
+                .and_then(|w| w.fixed());
+            if matches!(next, Some("/dev/null" | "/dev/stdout" | "-")) {
+                return Verdict::read(format!("openssl {sub} writes to standard output"));
+            }
+        }
+        return Verdict::write(
+            Risk::Medium,
+            format!("openssl {sub} {f} writes a file or signs"),
+        );
+    }
+    if sub == "req"
+        && !cmd
+            .args
+            .iter()
+            .any(|w| w.text == "-noout" || w.text == "-text" || w.text == "-verify")
+    {
+        return Verdict::write(Risk::Medium, "openssl req creates a request");
+    }
+    if sub == "s_client" {
+        return Verdict::read("openssl s_client only connects (stdin is closed)");
+    }
+    Verdict::read(format!("openssl {sub} only reads"))
+}
+
+fn top(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "dnpuUoOswE",
+        ..Spec::default()
+    });
+    if p.short('b') && p.short('n') {
+        return Verdict::read("top -b -n only reports");
+    }
+    let rewrite = if p.short('n') {
+        cmd.rebuilt(|_| false, &["-b"])
+    } else if p.short('b') {
+        cmd.rebuilt(|_| false, &["-n", "1"])
+    } else {
+        cmd.rebuilt(|_| false, &["-b", "-n", "1"])
+    };
+    Verdict::read("top only reports")
+        .because("top without -b -n runs forever")
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+fn crontab(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "u",
+        ..Spec::default()
+    });
+    if p.short('r') {
+        return Verdict::write(Risk::High, "crontab -r removes the crontab");
+    }
+    if p.short('e') {
+        return Verdict::write(Risk::Medium, "crontab -e edits the crontab")
+            .unbounded(UnboundedCategory::Pager, Some("crontab -l".into()));
+    }
+    if p.short('l') && p.positionals.is_empty() {
+        return Verdict::read("crontab -l only lists");
+    }
+    Verdict::write(Risk::High, "crontab FILE replaces the crontab")
+}

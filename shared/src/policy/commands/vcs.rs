@@ -1,0 +1,232 @@
+//! git: read-only subcommands, with the flags that write files or run programs.
+
+use super::super::args::Spec;
+use super::super::types::{Risk, UnboundedCategory};
+use super::super::verdict::Verdict;
+use super::Cmd;
+
+const READS: &[&str] = &[
+    "status",
+    "log",
+    "show",
+    "diff",
+    "rev-parse",
+    "describe",
+    "ls-files",
+    "ls-tree",
+    "ls-remote",
+    "cat-file",
+    "blame",
+    "annotate",
+    "shortlog",
+    "grep",
+    "whatchanged",
+    "count-objects",
+    "version",
+    "rev-list",
+    "for-each-ref",
+    "name-rev",
+    "merge-base",
+    "check-ignore",
+    "check-attr",
+    "var",
+    "cherry",
+    "range-diff",
+    "show-ref",
+    "verify-commit",
+    "verify-tag",
+    "show-branch",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "help",
+    "fsck",
+    "reflog",
+    "branch",
+    "tag",
+    "remote",
+    "config",
+    "stash",
+    "worktree",
+    "submodule",
+    "notes",
+    "archive",
+];
+
+/// Global options that take a value.
+const GLOBAL_VALUES: &[&str] = &["-C", "--git-dir", "--work-tree", "--namespace"];
+
+pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
+    if cmd.name != "git" {
+        return None;
+    }
+    Some(git(cmd))
+}
+
+fn git(cmd: &Cmd<'_>) -> Verdict {
+    let mut i = 0;
+    while i < cmd.args.len() {
+        let Some(t) = cmd.args[i].fixed() else {
+            return cmd.dynamic_write();
+        };
+        if !t.starts_with('-') {
+            break;
+        }
+        if t == "-c"
+            || t.starts_with("--config-env")
+            || t.starts_with("--exec-path=")
+            || t == "--exec-path" && cmd.args.get(i + 1).is_some()
+        {
+            return Verdict::write(
+                Risk::High,
+                format!("git {t} can make git run arbitrary programs"),
+            );
+        }
+        i += if GLOBAL_VALUES.contains(&t) { 2 } else { 1 };
+    }
+    let Some(sub_word) = cmd.args.get(i) else {
+        return Verdict::read("git with no subcommand prints help");
+    };
+    let Some(sub) = sub_word.fixed() else {
+        return cmd.dynamic_write();
+    };
+    let rest = &cmd.args[i + 1..];
+    if !READS.contains(&sub) {
+        let v = Verdict::write(
+            Risk::Medium,
+            format!("git {sub} changes the repository or its remotes"),
+        );
+        let interactive = rest.iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "-i" | "--interactive" | "-p" | "--patch" | "-e" | "--edit"
+            )
+        }) || (sub == "commit"
+            && !rest.iter().any(|w| {
+                w.text.starts_with("-m")
+                    || w.text.starts_with("--message")
+                    || w.text.starts_with("-F")
+                    || w.text.starts_with("--file")
+                    || w.text.starts_with("-C")
+                    || w.text == "--no-edit"
+                    || w.text.starts_with("--fixup")
+                    || w.text.starts_with("--reuse-message")
+            }))
+            || matches!(sub, "mergetool" | "difftool" | "gui" | "citool");
+        return if interactive {
+            v.because(format!("git {sub} opens an editor or asks questions"))
+                .unbounded(UnboundedCategory::Pager, None)
+        } else {
+            v
+        };
+    }
+    let sub_cmd = Cmd {
+        name: "git",
+        args: rest,
+        ctx: cmd.ctx,
+    };
+    let p = sub_cmd.parse(Spec {
+        short_values: "nopSGUM",
+        long_values: &[
+            "format",
+            "pretty",
+            "output",
+            "author",
+            "grep",
+            "since",
+            "until",
+            "max-count",
+            "open-files-in-pager",
+        ],
+        ..Spec::default()
+    });
+    if p.dynamic {
+        return sub_cmd.dynamic_write();
+    }
+    if p.long("output")
+        || p.long("ext-diff")
+        || p.long("open-files-in-pager")
+        || (sub == "grep" && p.short('O'))
+    {
+        return Verdict::write(
+            Risk::Medium,
+            format!("git {sub} with this flag writes a file or runs a program"),
+        );
+    }
+    let pos = p.positional_texts();
+    let first = pos.first().copied().flatten();
+    let listing = |extra: &[&str]| {
+        pos.is_empty()
+            && !p.short('d')
+            && !p.short('D')
+            && !p.short('m')
+            && !p.short('M')
+            && !p.short('c')
+            && !p.short('C')
+            && !p.short('f')
+            && !p.long("delete")
+            && !p.long("move")
+            && !p.long("copy")
+            && !p.long("set-upstream-to")
+            && !p.long("unset-upstream")
+            && !p.long("edit-description")
+            && !p.short('u')
+            && extra.iter().all(|_| true)
+    };
+    let read = match sub {
+        "branch" => {
+            listing(&[])
+                || p.flag('l', "list")
+                || p.long("contains")
+                || p.long("merged")
+                || p.long("no-merged")
+                || p.long("show-current")
+                || p.long("points-at")
+        }
+        "tag" => {
+            pos.is_empty()
+                && !p.short('d')
+                && !p.short('a')
+                && !p.short('s')
+                && !p.short('f')
+                && !p.short('m')
+                || p.flag('l', "list")
+                || p.flag('v', "verify") && !p.short('d')
+        }
+        "remote" => matches!(first, None | Some("show" | "get-url")) && !p.long("prune"),
+        "config" => {
+            p.flag('l', "list")
+                || p.long("get")
+                || p.long("get-all")
+                || p.long("get-regexp")
+                || p.long("get-urlmatch")
+                || p.long("show-origin") && p.flag('l', "list")
+                || matches!(first, Some("get" | "list"))
+                || (pos.len() == 1
+                    && !p.long("unset")
+                    && !p.long("unset-all")
+                    && !p.long("add")
+                    && !p.long("replace-all")
+                    && !p.long("rename-section")
+                    && !p.long("remove-section")
+                    && !p.short('e')
+                    && !p.long("edit"))
+        }
+        "stash" => matches!(first, Some("list" | "show")),
+        "worktree" => first == Some("list"),
+        "submodule" => matches!(first, None | Some("status" | "summary")),
+        "notes" => matches!(first, None | Some("list" | "show")),
+        "reflog" => matches!(first, None | Some("show")),
+        "fsck" => !p.long("lost-found"),
+        "archive" => !p.flag('o', "output") && !p.long("remote") && !p.long("exec"),
+        _ => true,
+    };
+    if read {
+        Verdict::read(format!("git {sub} only reads"))
+    } else {
+        Verdict::write(
+            Risk::Medium,
+            format!("git {sub} in this form changes the repository"),
+        )
+    }
+}

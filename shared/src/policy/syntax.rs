@@ -1,0 +1,542 @@
+//! Parsing with tree-sitter-bash and lowering the tree to simple commands.
+//!
+//! This is phase 1 of the contract: anything that can change state through the shell
+//! itself (redirections, substitutions, assignments, background jobs, definitions) or that
+//! the classifier does not understand becomes a finding, and any finding makes the whole
+//! command a write.
+
+use super::types::Risk;
+use super::verdict::Verdict;
+use super::word::{Word, WordKind, has_glob, unescape_double, unescape_unquoted};
+use std::cell::RefCell;
+use std::ops::Range;
+use tree_sitter::{Node, Parser, Tree};
+
+/// One simple command: its words (the first is the program) and where it stands.
+#[derive(Debug, Clone)]
+pub(crate) struct SimpleCommand {
+    pub words: Vec<Word>,
+    pub range: Range<usize>,
+    /// Which pipeline the command belongs to (every command has its own when alone).
+    pub pipeline: usize,
+    /// Standard input comes from a pipe, a file, a here-document or a here-string.
+    pub stdin_fed: bool,
+}
+
+/// A lowered shell script.
+#[derive(Debug, Default)]
+pub(crate) struct Script {
+    pub commands: Vec<SimpleCommand>,
+    /// Phase-1 findings; each is a write.
+    pub findings: Vec<Verdict>,
+    pipelines: usize,
+}
+
+/// Where a statement stands: its pipeline and position, and whether its input is fed.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    pipeline: usize,
+    fed: bool,
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn parse_tree(src: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
+/// Parse and lower a script. Never panics; unparseable input is a finding.
+pub(crate) fn parse(src: &str) -> Script {
+    let mut script = Script::default();
+    let Some(tree) = parse_tree(src) else {
+        script
+            .findings
+            .push(Verdict::unknown("the shell parser gave up on this command"));
+        return script;
+    };
+    let root = tree.root_node();
+    scan(root, src, &mut script.findings);
+    if script.findings.is_empty() {
+        let place = script.place(false);
+        lower(root, src, &mut script, place);
+    }
+    script
+}
+
+/// Node kinds the lowering understands; anything else is refused.
+const KNOWN: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "concatenation",
+    "number",
+    "simple_expansion",
+    "expansion",
+    "variable_name",
+    "special_variable_name",
+    "redirected_statement",
+    "file_redirect",
+    "file_descriptor",
+    "heredoc_redirect",
+    "heredoc_start",
+    "heredoc_body",
+    "heredoc_content",
+    "heredoc_end",
+    "herestring_redirect",
+    "comment",
+    "variable_assignment",
+    "variable_assignments",
+    "subshell",
+    "compound_statement",
+    "negated_command",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "for_statement",
+    "do_group",
+    "test_command",
+    "test_operator",
+    "unary_expression",
+    "binary_expression",
+    "parenthesized_expression",
+    "regex",
+    "extglob_pattern",
+    "arithmetic_expansion",
+    "brace_expression",
+    "declaration_command",
+    "unset_command",
+    "function_definition",
+    "c_style_for_statement",
+    "while_statement",
+    "case_statement",
+    "case_item",
+    "command_substitution",
+    "process_substitution",
+    "subscript",
+    "array",
+    "ternary_expression",
+    "postfix_expression",
+    "unary_expression",
+];
+
+/// Walk every node once for the guards that hold wherever they appear.
+fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            out.push(Verdict::unknown(
+                "the command does not parse as shell (syntax error)",
+            ));
+            return;
+        }
+        if node.is_named() {
+            match node.kind() {
+                "command_substitution" => out.push(Verdict::write(
+                    Risk::Medium,
+                    format!(
+                        "command substitution {} runs a nested command",
+                        snippet(node, src)
+                    ),
+                )),
+                "process_substitution" => out.push(Verdict::write(
+                    Risk::Medium,
+                    format!(
+                        "process substitution {} runs a nested command",
+                        snippet(node, src)
+                    ),
+                )),
+                "file_redirect" => check_file_redirect(node, src, out),
+                kind if !KNOWN.contains(&kind) => {
+                    out.push(Verdict::unknown(format!(
+                        "unsupported shell syntax ({kind})"
+                    )));
+                }
+                _ => {}
+            }
+        } else if node.kind() == "&" && node.parent().is_some_and(|p| p.kind() != "file_redirect") {
+            out.push(Verdict::write(
+                Risk::Medium,
+                "background job (&) outlives the command",
+            ));
+        }
+        for child in node.children(&mut cursor) {
+            stack.push(child);
+        }
+    }
+}
+
+fn snippet(node: Node<'_>, src: &str) -> String {
+    let text = &src[node.byte_range()];
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// Output may go only to the null device, the terminal's own streams or another descriptor.
+fn check_file_redirect(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
+    let mut op = String::new();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if !child.is_named() {
+            op.push_str(child.kind());
+        }
+    }
+    let Some(dest) = node.child_by_field_name("destination") else {
+        out.push(Verdict::unknown("redirection without a target"));
+        return;
+    };
+    let target = word(dest, src);
+    let fixed = target.lit().map(str::to_owned);
+    let is_fd = dest.kind() == "number" || fixed.as_deref() == Some("-");
+    match op.as_str() {
+        "<" | "<<<" => {
+            if let Some(path) = fixed {
+                if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
+                    out.push(Verdict::write(
+                        Risk::High,
+                        format!("network connection through redirection from {path}"),
+                    ));
+                }
+            } else {
+                out.push(Verdict::unknown("input redirection from a computed path"));
+            }
+        }
+        "<&" | ">&" if is_fd => {}
+        "<>" => out.push(Verdict::write(
+            Risk::High,
+            format!("read-write redirection to {}", target.src),
+        )),
+        _ => match fixed.as_deref() {
+            Some("/dev/null") => {}
+            Some(path) => out.push(Verdict::write(
+                path_risk(path),
+                format!("output redirection to {path}"),
+            )),
+            None => out.push(Verdict::write(
+                Risk::Medium,
+                format!("output redirection to computed path {}", target.src),
+            )),
+        },
+    }
+}
+
+/// Risk of writing to a path: system locations are high.
+pub(crate) fn path_risk(path: &str) -> Risk {
+    const SYSTEM: &[&str] = &[
+        "/etc", "/boot", "/dev", "/usr", "/bin", "/sbin", "/lib", "/root", "/var/lib", "/proc",
+        "/sys",
+    ];
+    if path == "/"
+        || SYSTEM
+            .iter()
+            .any(|p| path == *p || path.starts_with(&format!("{p}/")))
+    {
+        Risk::High
+    } else {
+        Risk::Medium
+    }
+}
+
+impl Script {
+    /// A new pipeline.
+    fn place(&mut self, fed: bool) -> Place {
+        self.pipelines += 1;
+        Place {
+            pipeline: self.pipelines,
+            fed,
+        }
+    }
+}
+
+/// Lower statements to simple commands; refuse forms that change the shell itself.
+fn lower(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
+    let mut cursor = node.walk();
+    match node.kind() {
+        "pipeline" => {
+            let id = script.place(place.fed);
+            for (position, child) in node.named_children(&mut cursor).enumerate() {
+                let fed = place.fed || position > 0;
+                lower(child, src, script, Place { fed, ..id });
+            }
+        }
+        "subshell" | "compound_statement" | "negated_command" => {
+            for child in node.named_children(&mut cursor) {
+                lower(child, src, script, place);
+            }
+        }
+        "program" | "list" | "do_group" | "if_statement" | "elif_clause" | "else_clause" => {
+            for child in node.named_children(&mut cursor) {
+                let own = script.place(place.fed);
+                lower(child, src, script, own);
+            }
+        }
+        "redirected_statement" => {
+            let mut inner = node.walk();
+            let fed = place.fed
+                || node.children(&mut inner).any(|c| {
+                    matches!(c.kind(), "heredoc_redirect" | "herestring_redirect")
+                        || (c.kind() == "file_redirect"
+                            && src[c.byte_range()]
+                                .trim_start_matches(char::is_numeric)
+                                .starts_with('<'))
+                });
+            for child in node.named_children(&mut cursor) {
+                lower(child, src, script, Place { fed, ..place });
+            }
+            if let Some(body) = node.child_by_field_name("body") {
+                check_feeds(node, body, src, script);
+            }
+        }
+        "heredoc_redirect" => {
+            // A pipeline or list can follow the here-document start on its line.
+            for child in node.named_children(&mut cursor) {
+                if !matches!(
+                    child.kind(),
+                    "heredoc_start" | "heredoc_body" | "heredoc_end"
+                ) {
+                    lower(child, src, script, place);
+                }
+            }
+        }
+        "for_statement" => {
+            if let Some(body) = node.child_by_field_name("body") {
+                lower(body, src, script, place);
+            }
+        }
+        "command" => lower_command(node, src, script, place),
+        "comment" | "test_command" | "file_redirect" | "herestring_redirect" => {}
+        "variable_assignment" | "variable_assignments" => script.findings.push(Verdict::write(
+            Risk::Medium,
+            format!(
+                "variable assignment {} changes the shell environment",
+                snippet(node, src)
+            ),
+        )),
+        "declaration_command" | "unset_command" => script.findings.push(Verdict::write(
+            Risk::Medium,
+            format!("{} changes the shell environment", snippet(node, src)),
+        )),
+        "function_definition" => script.findings.push(Verdict::write(
+            Risk::Medium,
+            "function definition can shadow any command",
+        )),
+        "while_statement" | "c_style_for_statement" => script.findings.push(Verdict::unknown(
+            "loop that may not terminate (while/until/for ((…)))",
+        )),
+        kind => script.findings.push(Verdict::unknown(format!(
+            "unsupported shell syntax ({kind})"
+        ))),
+    }
+}
+
+fn lower_command(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
+    let mut fed = place.fed;
+    let mut words = Vec::new();
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        let field = node.field_name_for_child(i as u32);
+        match (field, child.kind()) {
+            (_, "variable_assignment") => script.findings.push(Verdict::write(
+                Risk::Medium,
+                format!(
+                    "assignment {} changes the command's environment",
+                    snippet(child, src)
+                ),
+            )),
+            (Some("name"), _) => {
+                let inner = child.named_child(0).unwrap_or(child);
+                words.push(word(inner, src));
+            }
+            (Some("argument"), _) => words.push(word(child, src)),
+            (_, "herestring_redirect" | "heredoc_redirect") => {
+                fed = true;
+                check_feeds(node, node, src, script);
+                if child.kind() == "heredoc_redirect" {
+                    lower(child, src, script, place);
+                }
+            }
+            (_, "file_redirect")
+                if src[child.byte_range()]
+                    .trim_start_matches(char::is_numeric)
+                    .starts_with('<') =>
+            {
+                fed = true
+            }
+            _ => {}
+        }
+    }
+    if !words.is_empty() {
+        script.commands.push(SimpleCommand {
+            words,
+            range: node.byte_range(),
+            pipeline: place.pipeline,
+            stdin_fed: fed,
+        });
+    }
+}
+
+/// Programs that execute what they read on standard input.
+const STDIN_RUNNERS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "ash",
+    "fish",
+    "busybox",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "lua",
+    "tclsh",
+    "expect",
+    "osascript",
+    "pwsh",
+    "sudo",
+    "su",
+    "at",
+    "batch",
+    "crontab",
+    "xargs",
+    "env",
+];
+
+/// A here-document or here-string that feeds a shell is refused.
+fn check_feeds(stmt: Node<'_>, body: Node<'_>, src: &str, script: &mut Script) {
+    let mut cursor = stmt.walk();
+    let feeds = stmt
+        .children(&mut cursor)
+        .any(|c| matches!(c.kind(), "heredoc_redirect" | "herestring_redirect"));
+    if !feeds {
+        return;
+    }
+    let name = body
+        .child_by_field_name("name")
+        .map(|n| word(n.named_child(0).unwrap_or(n), src));
+    let program = name
+        .as_ref()
+        .and_then(|w| w.fixed())
+        .map(|n| n.rsplit('/').next().unwrap_or(n));
+    if program.is_none_or(|p| STDIN_RUNNERS.contains(&p)) {
+        script.findings.push(Verdict::write(
+            Risk::High,
+            format!(
+                "here-document feeds a shell ({})",
+                program.unwrap_or("computed program")
+            ),
+        ));
+    }
+}
+
+/// Convert an argument node into a word after quote removal.
+pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
+    let raw = &src[node.byte_range()];
+    let (text, mut kind) = word_text(node, src);
+    if kind == WordKind::Glob && (text.starts_with('-') || raw.starts_with(['*', '?', '[', '{'])) {
+        kind = WordKind::Dynamic;
+    }
+    Word {
+        text,
+        kind,
+        src: raw.to_owned(),
+    }
+}
+
+fn word_text(node: Node<'_>, src: &str) -> (String, WordKind) {
+    let raw = &src[node.byte_range()];
+    match node.kind() {
+        "word" => {
+            let braces = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
+            let kind = if has_glob(raw) || braces {
+                WordKind::Glob
+            } else {
+                WordKind::Literal
+            };
+            (unescape_unquoted(raw), kind)
+        }
+        "number" => (raw.to_owned(), WordKind::Literal),
+        "raw_string" => {
+            let inner = raw
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .unwrap_or(raw);
+            (inner.to_owned(), WordKind::Literal)
+        }
+        "string" => {
+            let mut text = String::new();
+            let mut kind = WordKind::Literal;
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                match child.kind() {
+                    "string_content" => text.push_str(&unescape_double(&src[child.byte_range()])),
+                    _ => kind = WordKind::Dynamic,
+                }
+            }
+            (text, kind)
+        }
+        "ansi_c_string" => {
+            let inner = raw
+                .strip_prefix("$'")
+                .and_then(|r| r.strip_suffix('\''))
+                .unwrap_or(raw);
+            let kind = if inner.contains('\\') {
+                WordKind::Dynamic
+            } else {
+                WordKind::Literal
+            };
+            (inner.to_owned(), kind)
+        }
+        "concatenation" => {
+            let mut text = String::new();
+            let mut kind = WordKind::Literal;
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                let (t, k) = word_text(child, src);
+                text.push_str(&t);
+                kind = kind.max_with(k);
+            }
+            if raw.contains('{') && (raw.contains(',') || raw.contains("..")) {
+                kind = kind.max_with(WordKind::Glob);
+            }
+            (text, kind)
+        }
+        "brace_expression" => (raw.to_owned(), WordKind::Glob),
+        _ => (raw.to_owned(), WordKind::Dynamic),
+    }
+}
+
+impl WordKind {
+    fn max_with(self, other: WordKind) -> WordKind {
+        match (self, other) {
+            (WordKind::Dynamic, _) | (_, WordKind::Dynamic) => WordKind::Dynamic,
+            (WordKind::Glob, _) | (_, WordKind::Glob) => WordKind::Glob,
+            _ => WordKind::Literal,
+        }
+    }
+}

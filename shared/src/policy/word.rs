@@ -1,0 +1,166 @@
+//! Shell words after quote removal, with a note of what the shell could still change.
+
+/// What the shell may still do to a word when it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WordKind {
+    /// Fixed text: exactly this string reaches the program.
+    Literal,
+    /// Fixed text with an unquoted glob or brace pattern that cannot turn into an option
+    /// (it does not start with `-` or a pattern character).
+    Glob,
+    /// Depends on variables, expansions or patterns: could become anything, options included.
+    Dynamic,
+}
+
+/// One argument word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The text after quote removal (best effort for dynamic words).
+    pub text: String,
+    /// What the shell may still do to it.
+    pub kind: WordKind,
+    /// The word as written in the source, for rewrites.
+    pub src: String,
+}
+
+impl Word {
+    /// A literal word whose source is its shell-quoted text.
+    pub fn literal(text: &str) -> Self {
+        Word {
+            text: text.to_owned(),
+            kind: WordKind::Literal,
+            src: quote(text),
+        }
+    }
+
+    /// An unknown word standing for whatever another program supplies (xargs, find -exec).
+    pub fn dynamic(src: &str) -> Self {
+        Word {
+            text: String::new(),
+            kind: WordKind::Dynamic,
+            src: src.to_owned(),
+        }
+    }
+
+    /// The text when it is fixed (a literal, or a glob that cannot become an option).
+    pub fn fixed(&self) -> Option<&str> {
+        match self.kind {
+            WordKind::Literal | WordKind::Glob => Some(&self.text),
+            WordKind::Dynamic => None,
+        }
+    }
+
+    /// The text only when it is exactly this string.
+    pub fn lit(&self) -> Option<&str> {
+        match self.kind {
+            WordKind::Literal => Some(&self.text),
+            _ => None,
+        }
+    }
+
+    /// True when the shell decides this word at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.kind == WordKind::Dynamic
+    }
+}
+
+/// Quote a string for a POSIX shell, leaving plain words as they are.
+pub(crate) fn quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Join words back into a command line from their sources.
+pub(crate) fn join_src<'a>(words: impl IntoIterator<Item = &'a Word>) -> String {
+    words
+        .into_iter()
+        .map(|w| w.src.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Remove backslash escapes from an unquoted word.
+pub(crate) fn unescape_unquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Remove the escapes that are special inside double quotes.
+pub(crate) fn unescape_double(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// True when unquoted text holds a pathname-expansion character.
+pub(crate) fn has_glob(unquoted: &str) -> bool {
+    let mut escaped = false;
+    for c in unquoted.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '*' | '?' | '[' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_round_trips_plain_and_odd_words() {
+        assert_eq!(quote("-n"), "-n");
+        assert_eq!(quote("10 min ago"), "'10 min ago'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn unescaping() {
+        assert_eq!(unescape_unquoted(r"r\m"), "rm");
+        assert_eq!(unescape_unquoted(r"foo\ bar"), "foo bar");
+        assert_eq!(unescape_double(r#"a\"b\$c\n"#), r#"a"b$c\n"#);
+        assert!(has_glob("*.log"));
+        assert!(!has_glob(r"\*.log"));
+    }
+}
