@@ -29,10 +29,23 @@ pub fn classify(command: &str) -> Classification {
         Verdict::unknown(format!(
             "command longer than {MAX_COMMAND_BYTES} bytes is not inspected"
         ))
-    } else if command.contains('\0') {
-        Verdict::unknown("command contains a NUL byte")
+    } else if let Some(c) = command.chars().find(|c| !allowed_char(*c)) {
+        Verdict::unknown(format!(
+            "command contains the character U+{:04X}, which no command needs",
+            c as u32
+        ))
     } else {
         engine::classify_script(command, engine::Ctx::root())
     };
     verdict.into_classification()
 }
+
+/// Characters passed to the shell parser. Control characters other than tab and line
+/// breaks have no place in a command, and tree-sitter-bash's scanner crashes on some code
+/// points above U+3FFFF (found by the fuzz tests: `{` followed by U+109168).
+fn allowed_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || (!c.is_control() && (c as u32) < 0x3_0000)
+}
+
+#[cfg(test)]
+mod tests;

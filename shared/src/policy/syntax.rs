@@ -37,7 +37,11 @@ pub(crate) struct Script {
 struct Place {
     pipeline: usize,
     fed: bool,
+    depth: usize,
 }
+
+/// Statements nested deeper than this are refused rather than walked.
+const MAX_NESTING: usize = 64;
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -166,7 +170,36 @@ fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
                         snippet(node, src)
                     ),
                 )),
-                "file_redirect" => check_file_redirect(node, src, out),
+                "file_redirect" => {
+                    check_file_redirect(node, src, out);
+                    check_line_breaks(node, src, out);
+                }
+                "arithmetic_expansion" => {
+                    let inner = &src[node.byte_range()];
+                    let body = inner.trim_start_matches("$((").trim_end_matches("))");
+                    if !body.chars().all(|c| {
+                        c.is_ascii_digit() || c.is_whitespace() || "+-*/%()<>=!&|^~?:".contains(c)
+                    }) {
+                        out.push(Verdict::unknown(format!(
+                            "arithmetic expansion {inner} evaluates names, whose values can run commands"
+                        )));
+                    }
+                }
+                "command"
+                | "redirected_statement"
+                | "variable_assignment"
+                | "declaration_command" => {
+                    check_line_breaks(node, src, out);
+                }
+                // Unquoted text cannot hold a bare line break; if it does, the parser
+                // joined two lines that bash runs as two commands (`cat f⏎\rm x`).
+                "word" | "number" | "command_name" | "variable_name"
+                    if src[node.byte_range()].replace("\\\n", "").contains('\n') =>
+                {
+                    out.push(Verdict::unknown(
+                        "a line break inside one word: the shell would split it differently",
+                    ));
+                }
                 kind if !KNOWN.contains(&kind) => {
                     out.push(Verdict::unknown(format!(
                         "unsupported shell syntax ({kind})"
@@ -183,6 +216,26 @@ fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
         for child in node.children(&mut cursor) {
             stack.push(child);
         }
+    }
+}
+
+/// tree-sitter-bash sometimes joins lines that bash runs separately (`a | b | c⏎d < y`
+/// parses as `c d`). A bare line break between the parts of one command means the parser
+/// and the shell disagree, so the command is refused.
+fn check_line_breaks(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
+    let mut cursor = node.walk();
+    let mut prev_end = None;
+    for child in node.children(&mut cursor) {
+        if let Some(end) = prev_end {
+            let gap = src.get(end..child.start_byte()).unwrap_or("");
+            if gap.replace("\\\n", "").contains('\n') {
+                out.push(Verdict::unknown(
+                    "a line break inside one command: the shell would split it differently",
+                ));
+                return;
+            }
+        }
+        prev_end = Some(child.end_byte());
     }
 }
 
@@ -266,16 +319,30 @@ impl Script {
         Place {
             pipeline: self.pipelines,
             fed,
+            depth: 0,
         }
     }
 }
 
 /// Lower statements to simple commands; refuse forms that change the shell itself.
 fn lower(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
+    if place.depth > MAX_NESTING {
+        script.findings.push(Verdict::unknown(
+            "shell constructs nested too deeply to inspect",
+        ));
+        return;
+    }
+    let place = Place {
+        depth: place.depth + 1,
+        ..place
+    };
     let mut cursor = node.walk();
     match node.kind() {
         "pipeline" => {
-            let id = script.place(place.fed);
+            let id = Place {
+                depth: place.depth,
+                ..script.place(place.fed)
+            };
             for (position, child) in node.named_children(&mut cursor).enumerate() {
                 let fed = place.fed || position > 0;
                 lower(child, src, script, Place { fed, ..id });
@@ -289,7 +356,15 @@ fn lower(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
         "program" | "list" | "do_group" | "if_statement" | "elif_clause" | "else_clause" => {
             for child in node.named_children(&mut cursor) {
                 let own = script.place(place.fed);
-                lower(child, src, script, own);
+                lower(
+                    child,
+                    src,
+                    script,
+                    Place {
+                        depth: place.depth,
+                        ..own
+                    },
+                );
             }
         }
         "redirected_statement" => {

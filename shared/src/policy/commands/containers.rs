@@ -171,7 +171,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
         ctx: cmd.ctx,
     };
     let p = vcmd.parse(Spec {
-        short_values: "fnuwe",
+        short_values: "nuwe",
         long_values: &[
             "format",
             "filter",

@@ -266,7 +266,6 @@ const PURE_READERS: &[&str] = &[
     "nvme-list",
     "wait",
     "type",
-    "hash",
     "help",
     "times",
     "uuidgen",

@@ -81,6 +81,16 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "set" => set_builtin(cmd),
+        "hash" => {
+            if cmd.args.is_empty()
+                || cmd.args.iter().all(|w| w.text == "-l" || w.text == "-t")
+                    && cmd.args.iter().all(|w| w.text.starts_with('-'))
+            {
+                Verdict::read("hash only lists remembered commands")
+            } else {
+                Verdict::write(Risk::High, "hash changes which program a name runs")
+            }
+        }
         "ulimit" => {
             let sets = cmd
                 .args
