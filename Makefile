@@ -6,7 +6,7 @@
 #   make lint    rustfmt check, clippy -D warnings, shellcheck on the shell scripts
 #   make fmt     format the code
 #   make bench   benchmarks (record figures in BENCHMARKS.md)
-#   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz and a fuzz/ crate)
+#   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz: cargo install cargo-fuzz)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c

@@ -74,13 +74,10 @@ fn sqlite(cmd: &Cmd<'_>) -> Verdict {
         "cmd",
         "init",
         "mmap",
-        "pagecache-x",
         "lookaside",
         "maxsize",
         "vfs",
-        "heap-x",
         "escape",
-        "zip-x",
     ];
     const READ_DOTS: &[&str] = &[
         ".tables",

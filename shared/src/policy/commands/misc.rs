@@ -119,7 +119,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "push",
         "pull",
         "upload",
-        "verify-x",
         "gc",
         "garbage-collect",
         "refresh",
@@ -245,7 +244,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             &["init", "format", "refresh", "clean", "kernel", "reinit"],
             false,
         ),
-        "proxmox-backup-manager" | "proxmox-backup-client" | "pvebm-x" => by_words(
+        "proxmox-backup-manager" | "proxmox-backup-client" => by_words(
             cmd,
             &[
                 "list",
@@ -256,7 +255,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "catalog",
                 "version",
                 "help",
-                "benchmark-x",
             ],
             CHANGE,
             false,
@@ -343,7 +341,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "status",
                 "tree",
                 "introspect",
-                "monitor-x",
                 "get-property",
                 "help",
             ],
@@ -364,7 +361,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "summary",
                 "selftest",
                 "guid",
-                "policy-x",
             ],
             &[
                 "set",
@@ -386,16 +382,14 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "exec",
                 "activate",
                 "deactivate",
-                "fru-write-x",
                 "write",
                 "edit",
             ],
             false,
         ),
-        "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "arcstat.py-x"
-        | "pg_isready" | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate"
-        | "ssh-add-x" | "dpkg-divert-x" | "neofetch" | "screenfetch" | "fastfetch"
-        | "virt-what-x" | "lstopo-no-graphics" | "zdb-x" | "pveversion-x" => {
+        "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "pg_isready"
+        | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "neofetch"
+        | "screenfetch" | "fastfetch" | "lstopo-no-graphics" => {
             Verdict::read(format!("{} only reports", cmd.name))
         }
         "yq" => {
@@ -481,7 +475,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "version",
                 "init",
                 "rebuild",
-                "fund-x",
                 "audit",
                 "cache",
                 "pack",

@@ -67,7 +67,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "tcpdump" | "tshark" | "dumpcap" => capture(cmd),
         "curl" => curl(cmd),
         "wget" => wget(cmd),
-        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "openssl-s_server-x" => nc(cmd),
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
         | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
         "iptables-save" | "ip6tables-save" | "iptables-legacy-save" | "iptables-nft-save" => {
@@ -510,7 +510,6 @@ fn curl(cmd: &Cmd<'_>) -> Verdict {
         "post303",
         "remote-header-name",
         "upload-flags",
-        "proxy-header-x",
     ];
     const LONG_VALUES: &[&str] = &[
         "data",
@@ -565,7 +564,6 @@ fn curl(cmd: &Cmd<'_>) -> Verdict {
         "keepalive-time",
         "etag-compare",
         "variable",
-        "expand-url-x",
         "pinnedpubkey",
         "capath",
         "ciphers",
@@ -577,7 +575,6 @@ fn curl(cmd: &Cmd<'_>) -> Verdict {
         "socks5",
         "socks5-hostname",
         "abstract-unix-socket",
-        "ipfs-gateway-x",
         "request-target",
     ];
     let p = cmd.parse(Spec {

@@ -11,16 +11,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "apt" => apt(
             cmd,
             &[
-                "list",
-                "show",
-                "search",
-                "policy",
-                "depends",
-                "rdepends",
-                "showsrc",
-                "madison",
+                "list", "show", "search", "policy", "depends", "rdepends", "showsrc", "madison",
                 "help",
-                "changelog-x",
             ],
         ),
         "apt-get" => apt(cmd, &["help"]),
@@ -48,7 +40,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "showinstall",
                 "showremove",
                 "showpurge",
-                "minimize-manual-x",
             ],
             false,
         ),
@@ -110,7 +101,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "history",
                 "ps",
                 "documents",
-                "permissions-x",
             ],
             false,
         ),
@@ -118,7 +108,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             cmd,
             Spec::default(),
             &[
-                "list", "show", "freeze", "check", "help", "debug", "inspect", "index-x",
+                "list", "show", "freeze", "check", "help", "debug", "inspect",
             ],
             false,
         ),
@@ -213,12 +203,7 @@ fn dpkg(cmd: &Cmd<'_>) -> Verdict {
             super::super::args::Opt::Short(c, _) => c.to_string(),
             super::super::args::Opt::Long(l, _) => l.clone(),
         })
-        .filter(|a| {
-            !matches!(
-                a.as_str(),
-                "no-pager" | "admindir" | "root" | "instdir" | "force-x"
-            )
-        })
+        .filter(|a| !matches!(a.as_str(), "no-pager" | "admindir" | "root" | "instdir"))
         .collect();
     if !actions.is_empty() && actions.iter().all(|a| READS.contains(&a.as_str())) {
         Verdict::read("dpkg query only reads")
@@ -260,8 +245,6 @@ fn pkg_generic(cmd: &Cmd<'_>) -> Verdict {
         "policy",
         "stats",
         "-q",
-        "outdated-x",
-        "updateinfo-x",
         "--help",
     ];
     match cmd.args.first().and_then(|w| w.fixed()) {

@@ -11,12 +11,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "pct" => pct(cmd),
         "qm" => qm(cmd),
         "pvesh" => pvesh(cmd),
-        "pvecm" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &["status", "nodes", "help", "qdevice-status-x"],
-            false,
-        ),
+        "pvecm" => by_subcommand(cmd, Spec::default(), &["status", "nodes", "help"], false),
         "pvesm" => by_subcommand(
             cmd,
             Spec::default(),
@@ -99,8 +94,7 @@ fn pct(cmd: &Cmd<'_>) -> Verdict {
     match sub {
         None => Verdict::read("pct with no subcommand prints help"),
         Some(
-            "list" | "config" | "status" | "pending" | "listsnapshot" | "df" | "cpusets" | "help"
-            | "fstrim-x",
+            "list" | "config" | "status" | "pending" | "listsnapshot" | "df" | "cpusets" | "help",
         ) => Verdict::read(format!("pct {} only reads", sub.unwrap_or_default())),
         Some("exec") => guest_exec(cmd, "pct exec", 1),
         Some("enter" | "console") => {
@@ -127,7 +121,7 @@ fn qm(cmd: &Cmd<'_>) -> Verdict {
         None => Verdict::read("qm with no subcommand prints help"),
         Some(
             "list" | "config" | "status" | "pending" | "listsnapshot" | "showcmd" | "help"
-            | "cloudinit" | "agent-x",
+            | "cloudinit",
         ) if sub != Some("cloudinit")
             || cmd
                 .args

@@ -211,7 +211,6 @@ pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
             "memkeys-samples",
             "intrinsic-latency",
             "cluster",
-            "replica-x",
             "lru-test",
             "i",
         ],
@@ -250,12 +249,7 @@ pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
             )
         };
     }
-    if p.long("stat")
-        || p.long("latency")
-        || p.long("latency-history")
-        || p.long("latency-dist")
-        || p.long("monitor-x")
-    {
+    if p.long("stat") || p.long("latency") || p.long("latency-history") || p.long("latency-dist") {
         return Verdict::read("redis-cli statistics only read")
             .unbounded(UnboundedCategory::Stream, None);
     }

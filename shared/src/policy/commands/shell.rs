@@ -40,7 +40,6 @@ const INTERPRETERS: &[&str] = &[
     "guile",
     "racket",
     "sbcl",
-    "gawk-x",
 ];
 
 const REPLS: &[&str] = &[
@@ -67,12 +66,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "exec" => Verdict::write(Risk::Medium, "exec replaces the shell"),
         "alias" | "unalias" | "enable" | "shopt" | "trap" | "export" | "declare" | "typeset"
         | "readonly" | "local" | "unset" | "let" | "bind" | "complete" | "compgen" | "history"
-        | "fc" | "coproc" | "builtin-x" | "mapfile" | "readarray" | "getopts" | "shift" => {
-            Verdict::write(
-                Risk::Medium,
-                format!("{} changes the shell itself", cmd.name),
-            )
-        }
+        | "fc" | "coproc" | "mapfile" | "readarray" | "getopts" | "shift" => Verdict::write(
+            Risk::Medium,
+            format!("{} changes the shell itself", cmd.name),
+        ),
         "cd" | "pushd" | "popd" | "dirs" => {
             if cmd.has_dynamic() {
                 Verdict::unknown("cd to a computed directory")

@@ -183,8 +183,9 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::write(Risk::High, "tune2fs changes a file system")
             }
         }
-        "iostat" | "vmstat" | "mpstat" | "pidstat" | "sar" | "dstat" | "free" | "arcstat"
-        | "zpool-iostat-x" => interval_tool(cmd),
+        "iostat" | "vmstat" | "mpstat" | "pidstat" | "sar" | "dstat" | "free" | "arcstat" => {
+            interval_tool(cmd)
+        }
         _ => return None,
     };
     Some(v)
@@ -457,10 +458,8 @@ fn ceph(cmd: &Cmd<'_>) -> Verdict {
         "safe-to-destroy",
         "dump_stuck",
         "ps",
-        "perf-x",
         "osd_stat",
         "dump_json",
-        "pool-x",
     ];
     const WRITE_WORDS: &[&str] = &[
         "set",

@@ -244,8 +244,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "selectdata",
                 "authdata",
                 "rtcdata",
-                "manual-x",
-                "waitsync-x",
             ];
             let words: Vec<&str> = cmd
                 .args
@@ -399,7 +397,6 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
         "speed",
         "prime",
         "storeutl",
-        "x509v3-x",
         "ocsp",
         "s_time",
         "sess_id",
@@ -414,20 +411,15 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
         "-keyout",
         "-writerand",
         "-sess_out",
-        "-CAserial-x",
         "-CAcreateserial",
         "-new",
         "-genkey",
-        "-nodes-x",
         "-export",
         "-engine",
         "-msgfile",
         "-keylogfile",
-        "-trace-x",
         "-reqout",
         "-respout",
-        "-rand-x",
-        "-ndays-x",
         "-index",
         "-rsigner",
         "-rkey",
@@ -441,7 +433,7 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
     if cmd.has_dynamic() {
         return cmd.dynamic_write();
     }
-    if matches!(sub, "s_server" | "ocsp-server-x") {
+    if matches!(sub, "s_server") {
         return Verdict::write(Risk::Medium, "openssl s_server opens a listener")
             .unbounded(UnboundedCategory::Stream, None);
     }
