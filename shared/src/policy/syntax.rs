@@ -7,7 +7,7 @@
 
 use super::types::Risk;
 use super::verdict::Verdict;
-use super::word::{Word, WordKind, has_glob, unescape_double, unescape_unquoted};
+use super::word::{self, Word};
 use std::cell::RefCell;
 use std::ops::Range;
 use tree_sitter::{Node, Parser, Tree};
@@ -260,7 +260,7 @@ fn check_file_redirect(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
         out.push(Verdict::unknown("redirection without a target"));
         return;
     };
-    let target = word(dest, src);
+    let target = word::from_node(dest, src);
     let fixed = target.lit().map(str::to_owned);
     let is_fd = dest.kind() == "number" || fixed.as_deref() == Some("-");
     match op.as_str() {
@@ -442,9 +442,9 @@ fn lower_command(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
             )),
             (Some("name"), _) => {
                 let inner = child.named_child(0).unwrap_or(child);
-                words.push(word(inner, src));
+                words.push(word::from_node(inner, src));
             }
-            (Some("argument"), _) => words.push(word(child, src)),
+            (Some("argument"), _) => words.push(word::from_node(child, src)),
             (_, "herestring_redirect" | "heredoc_redirect") => {
                 fed = true;
                 check_feeds(node, node, src, script);
@@ -513,7 +513,7 @@ fn check_feeds(stmt: Node<'_>, body: Node<'_>, src: &str, script: &mut Script) {
     }
     let name = body
         .child_by_field_name("name")
-        .map(|n| word(n.named_child(0).unwrap_or(n), src));
+        .map(|n| word::from_node(n.named_child(0).unwrap_or(n), src));
     let program = name
         .as_ref()
         .and_then(|w| w.fixed())
@@ -526,92 +526,5 @@ fn check_feeds(stmt: Node<'_>, body: Node<'_>, src: &str, script: &mut Script) {
                 program.unwrap_or("computed program")
             ),
         ));
-    }
-}
-
-/// Convert an argument node into a word after quote removal.
-pub(crate) fn word(node: Node<'_>, src: &str) -> Word {
-    let raw = &src[node.byte_range()];
-    let (text, mut kind) = word_text(node, src);
-    if kind == WordKind::Glob && (text.starts_with('-') || raw.starts_with(['*', '?', '[', '{'])) {
-        kind = WordKind::Dynamic;
-    }
-    Word {
-        text,
-        kind,
-        src: raw.to_owned(),
-    }
-}
-
-fn word_text(node: Node<'_>, src: &str) -> (String, WordKind) {
-    let raw = &src[node.byte_range()];
-    match node.kind() {
-        "word" => {
-            let braces = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
-            let kind = if has_glob(raw) || braces {
-                WordKind::Glob
-            } else {
-                WordKind::Literal
-            };
-            (unescape_unquoted(raw), kind)
-        }
-        "number" => (raw.to_owned(), WordKind::Literal),
-        "raw_string" => {
-            let inner = raw
-                .strip_prefix('\'')
-                .and_then(|r| r.strip_suffix('\''))
-                .unwrap_or(raw);
-            (inner.to_owned(), WordKind::Literal)
-        }
-        "string" => {
-            let mut text = String::new();
-            let mut kind = WordKind::Literal;
-            let mut cursor = node.walk();
-            for child in node.named_children(&mut cursor) {
-                match child.kind() {
-                    "string_content" => text.push_str(&unescape_double(&src[child.byte_range()])),
-                    _ => kind = WordKind::Dynamic,
-                }
-            }
-            (text, kind)
-        }
-        "ansi_c_string" => {
-            let inner = raw
-                .strip_prefix("$'")
-                .and_then(|r| r.strip_suffix('\''))
-                .unwrap_or(raw);
-            let kind = if inner.contains('\\') {
-                WordKind::Dynamic
-            } else {
-                WordKind::Literal
-            };
-            (inner.to_owned(), kind)
-        }
-        "concatenation" => {
-            let mut text = String::new();
-            let mut kind = WordKind::Literal;
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                let (t, k) = word_text(child, src);
-                text.push_str(&t);
-                kind = kind.max_with(k);
-            }
-            if raw.contains('{') && (raw.contains(',') || raw.contains("..")) {
-                kind = kind.max_with(WordKind::Glob);
-            }
-            (text, kind)
-        }
-        "brace_expression" => (raw.to_owned(), WordKind::Glob),
-        _ => (raw.to_owned(), WordKind::Dynamic),
-    }
-}
-
-impl WordKind {
-    fn max_with(self, other: WordKind) -> WordKind {
-        match (self, other) {
-            (WordKind::Dynamic, _) | (_, WordKind::Dynamic) => WordKind::Dynamic,
-            (WordKind::Glob, _) | (_, WordKind::Glob) => WordKind::Glob,
-            _ => WordKind::Literal,
-        }
     }
 }

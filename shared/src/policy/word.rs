@@ -1,4 +1,7 @@
-//! Shell words after quote removal, with a note of what the shell could still change.
+//! Shell words after quote removal, with a note of what the shell could still change,
+//! and their conversion from tree-sitter nodes.
+
+use tree_sitter::Node;
 
 /// What the shell may still do to a word when it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +144,93 @@ pub(crate) fn has_glob(unquoted: &str) -> bool {
         }
     }
     false
+}
+
+/// Convert an argument node into a word after quote removal.
+pub(crate) fn from_node(node: Node<'_>, src: &str) -> Word {
+    let raw = &src[node.byte_range()];
+    let (text, mut kind) = word_text(node, src);
+    if kind == WordKind::Glob && (text.starts_with('-') || raw.starts_with(['*', '?', '[', '{'])) {
+        kind = WordKind::Dynamic;
+    }
+    Word {
+        text,
+        kind,
+        src: raw.to_owned(),
+    }
+}
+
+fn word_text(node: Node<'_>, src: &str) -> (String, WordKind) {
+    let raw = &src[node.byte_range()];
+    match node.kind() {
+        "word" => {
+            let braces = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
+            let kind = if has_glob(raw) || braces {
+                WordKind::Glob
+            } else {
+                WordKind::Literal
+            };
+            (unescape_unquoted(raw), kind)
+        }
+        "number" => (raw.to_owned(), WordKind::Literal),
+        "raw_string" => {
+            let inner = raw
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .unwrap_or(raw);
+            (inner.to_owned(), WordKind::Literal)
+        }
+        "string" => {
+            let mut text = String::new();
+            let mut kind = WordKind::Literal;
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                match child.kind() {
+                    "string_content" => text.push_str(&unescape_double(&src[child.byte_range()])),
+                    _ => kind = WordKind::Dynamic,
+                }
+            }
+            (text, kind)
+        }
+        "ansi_c_string" => {
+            let inner = raw
+                .strip_prefix("$'")
+                .and_then(|r| r.strip_suffix('\''))
+                .unwrap_or(raw);
+            let kind = if inner.contains('\\') {
+                WordKind::Dynamic
+            } else {
+                WordKind::Literal
+            };
+            (inner.to_owned(), kind)
+        }
+        "concatenation" => {
+            let mut text = String::new();
+            let mut kind = WordKind::Literal;
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                let (t, k) = word_text(child, src);
+                text.push_str(&t);
+                kind = kind.max_with(k);
+            }
+            if raw.contains('{') && (raw.contains(',') || raw.contains("..")) {
+                kind = kind.max_with(WordKind::Glob);
+            }
+            (text, kind)
+        }
+        "brace_expression" => (raw.to_owned(), WordKind::Glob),
+        _ => (raw.to_owned(), WordKind::Dynamic),
+    }
+}
+
+impl WordKind {
+    fn max_with(self, other: WordKind) -> WordKind {
+        match (self, other) {
+            (WordKind::Dynamic, _) | (_, WordKind::Dynamic) => WordKind::Dynamic,
+            (WordKind::Glob, _) | (_, WordKind::Glob) => WordKind::Glob,
+            _ => WordKind::Literal,
+        }
+    }
 }
 
 #[cfg(test)]
