@@ -238,3 +238,28 @@ fn characters_that_crash_the_parser_are_refused_before_parsing() {
     }
     read("echo 'caf\u{e9} \u{1f600}'");
 }
+
+#[test]
+fn git_listing_flags_do_not_hide_modifying_flags() {
+    for cmd in [
+        "git branch -d old --list",
+        "git branch -D x -a",
+        "git tag -d v1 -l",
+        "git tag -a v2 -m x --list",
+        "git config --unset x --get y",
+        "git config user.name evil",
+        "git branch new-branch",
+    ] {
+        write(cmd);
+    }
+    for cmd in [
+        "git branch -a",
+        "git branch --list 'feat*'",
+        "git tag -l 'v1.*'",
+        "git config --get user.email",
+        "git config -l",
+        "git branch --contains HEAD",
+    ] {
+        read(cmd);
+    }
+}

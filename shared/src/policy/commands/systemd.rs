@@ -230,17 +230,14 @@ fn systemctl(cmd: &Cmd<'_>) -> Verdict {
         "stop" | "disable" | "mask" | "kill" => Risk::High,
         _ => Risk::Medium,
     };
-    let why = if verb == "edit" {
-        "systemctl edit opens an editor"
-    } else {
-        ""
-    };
     let v = Verdict::write(
         risk,
         format!("systemctl {verb} changes services or the system"),
     );
     if verb == "edit" {
-        return v.because(why).unbounded(UnboundedCategory::Pager, None);
+        return v
+            .because("systemctl edit opens an editor")
+            .unbounded(UnboundedCategory::Pager, None);
     }
     v
 }

@@ -155,62 +155,94 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
     }
     let pos = p.positional_texts();
     let first = pos.first().copied().flatten();
-    let listing = |extra: &[&str]| {
-        pos.is_empty()
-            && !p.short('d')
-            && !p.short('D')
-            && !p.short('m')
-            && !p.short('M')
-            && !p.short('c')
-            && !p.short('C')
-            && !p.short('f')
-            && !p.long("delete")
-            && !p.long("move")
-            && !p.long("copy")
-            && !p.long("set-upstream-to")
-            && !p.long("unset-upstream")
-            && !p.long("edit-description")
-            && !p.short('u')
-            && extra.iter().all(|_| true)
+    let any = |shorts: &str, longs: &[&str]| {
+        shorts.chars().any(|c| p.short(c)) || longs.iter().any(|l| p.long(l))
     };
     let read = match sub {
+        // A modifying flag decides, whatever listing flag comes with it.
         "branch" => {
-            listing(&[])
-                || p.flag('l', "list")
-                || p.long("contains")
-                || p.long("merged")
-                || p.long("no-merged")
-                || p.long("show-current")
-                || p.long("points-at")
+            !any(
+                "dDmMcCfut",
+                &[
+                    "delete",
+                    "move",
+                    "copy",
+                    "force",
+                    "set-upstream-to",
+                    "unset-upstream",
+                    "edit-description",
+                    "track",
+                    "no-track",
+                    "create-reflog",
+                    "recurse-submodules",
+                ],
+            ) && (pos.is_empty()
+                || any(
+                    "lar",
+                    &[
+                        "list",
+                        "contains",
+                        "no-contains",
+                        "merged",
+                        "no-merged",
+                        "points-at",
+                        "show-current",
+                        "all",
+                        "remotes",
+                    ],
+                ))
         }
         "tag" => {
-            pos.is_empty()
-                && !p.short('d')
-                && !p.short('a')
-                && !p.short('s')
-                && !p.short('f')
-                && !p.short('m')
-                || p.flag('l', "list")
-                || p.flag('v', "verify") && !p.short('d')
+            !any(
+                "dasfmFuex",
+                &[
+                    "delete",
+                    "annotate",
+                    "sign",
+                    "force",
+                    "message",
+                    "file",
+                    "local-user",
+                    "edit",
+                    "create-reflog",
+                    "cleanup",
+                ],
+            ) && (pos.is_empty()
+                || any(
+                    "lvn",
+                    &[
+                        "list",
+                        "verify",
+                        "contains",
+                        "no-contains",
+                        "merged",
+                        "no-merged",
+                        "points-at",
+                    ],
+                ))
         }
         "remote" => matches!(first, None | Some("show" | "get-url")) && !p.long("prune"),
         "config" => {
-            p.flag('l', "list")
-                || p.long("get")
-                || p.long("get-all")
-                || p.long("get-regexp")
-                || p.long("get-urlmatch")
-                || p.long("show-origin") && p.flag('l', "list")
-                || matches!(first, Some("get" | "list"))
-                || (pos.len() == 1
-                    && !p.long("unset")
-                    && !p.long("unset-all")
-                    && !p.long("add")
-                    && !p.long("replace-all")
-                    && !p.long("rename-section")
-                    && !p.long("remove-section")
-                    && !p.short('e')
-                    && !p.long("edit"))
+            !any(
+                "e",
+                &[
+                    "unset",
+                    "unset-all",
+                    "add",
+                    "replace-all",
+                    "rename-section",
+                    "remove-section",
+                    "edit",
+                ],
+            ) && (any(
+                "l",
+                &["list", "get", "get-all", "get-regexp", "get-urlmatch"],
+            ) || matches!(first, Some("get" | "list"))
+                || pos.len() == 1)
+                && !matches!(
+                    first,
+                    Some("set" | "unset" | "rename-section" | "remove-section" | "edit")
+                )
         }
         "stash" => matches!(first, Some("list" | "show")),
         "worktree" => first == Some("list"),

@@ -363,10 +363,9 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
     if p.short('G') || p.short('V') || p.short('Q') {
         return Verdict::read("ssh -G/-V/-Q only prints configuration");
     }
-    let Some((host, remote)) = p.positionals.split_first() else {
+    let Some((_host, remote)) = p.positionals.split_first() else {
         return Verdict::unknown("ssh without a host");
     };
-    let _ = host;
     let tty = p.short('t');
     if p.short('N') {
         return Verdict::read("ssh -N only holds a connection open")
