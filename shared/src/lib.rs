@@ -1,5 +1,10 @@
 //! `vigil-shared` holds the pure domain logic that both the controller and the host agent
 //! use, with no server or async code in it. Start with [`policy`], the command classifier
-//! that decides whether a shell command is provably read-only (`policy::classify`).
+//! that decides whether a shell command is provably read-only (`policy::classify`); then
+//! [`grant`] (the signed permission for one write), [`ids`] (agent identities and execution
+//! targets) and [`tls`] (certificate fingerprints and identities).
 
+pub mod grant;
+pub mod ids;
 pub mod policy;
+pub mod tls;
