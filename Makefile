@@ -17,7 +17,7 @@ CARGO ?= cargo
 # issue); until then `policy check` is the only working subcommand.
 RUN_ARGS ?= --help
 FUZZ_SECONDS ?= 60
-SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh)
+SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh)
 
 .PHONY: all build run test lint fmt bench fuzz
 
@@ -49,6 +49,9 @@ fmt:
 # More benches join this target as they are written.
 bench:
 	$(CARGO) bench -p vigil-shared --bench classify
+	$(CARGO) build --release -p vigil-controller -p vigil-agent
+	$(CARGO) bench -p vigil-tests --bench link
+	tests/benches/ssh-compare.sh
 
 # Optional: coverage-guided fuzzing of the classifier with cargo-fuzz (libFuzzer), which
 # needs nightly features; RUSTC_BOOTSTRAP=1 unlocks them on the pinned stable toolchain.

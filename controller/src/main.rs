@@ -10,14 +10,11 @@ use tracing::{debug, error};
 use tracing_subscriber::EnvFilter;
 use vigil_controller::cli::{self, Cli};
 
-/// Log filter used when `RUST_LOG` is not set.
-const DEFAULT_LOG_FILTER: &str = "warn";
-
 fn main() -> ExitCode {
-    init_tracing();
     let cli = Cli::parse();
+    init_tracing(cli.default_log_filter());
     match cli::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(err) if err.is_broken_pipe() => {
             debug!("output closed by the reader");
             ExitCode::SUCCESS
@@ -30,9 +27,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+/// Logs to standard error, filtered by `RUST_LOG` or else `default_filter`.
+fn init_tracing(default_filter: &str) {
     let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

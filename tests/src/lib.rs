@@ -1,1 +1,20 @@
-//! Shared support code for the end-to-end suites in `tests/`.
+//! Shared support for the end-to-end suites in `tests/tests/`: start the real
+//! `vigil-controller` and `vigil-agent` binaries on 127.0.0.1 in temporary directories,
+//! talk to the controller's HTTP API, sign grants with the controller's real key, and make
+//! TLS clients with certificates generated at run time.
+//!
+//! Start at [`Controller::start`] and [`Agent::join`].
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
+
+mod agent;
+mod api;
+mod controller;
+mod process;
+mod tls;
+
+pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};
+pub use api::{ExecOutcome, RawGrant, SseEvent};
+pub use controller::{Controller, ControllerOptions};
+pub use process::{bin, free_port, processes_matching, wait_until};
+pub use tls::{Identity, foreign_client_config, gateway_handshake};

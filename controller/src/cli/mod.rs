@@ -1,18 +1,31 @@
 //! The `vigil-controller` command line: the clap definitions and the dispatch to each
-//! subcommand. Each subcommand lives in its own module; `main.rs` only sets up logging,
-//! calls [`run`] and turns an [`Error`](crate::Error) into an exit code.
+//! subcommand, one module per subcommand. `main.rs` only sets up logging, calls [`run`]
+//! and turns its result into the process exit code.
+//!
+//! Subcommands that touch state (`serve`, `token`, `ca show`) work on `--data-dir`
+//! directly; those that need the running controller (`agents`, `exec`) call its HTTP API
+//! ([`client`]).
 
+pub mod agents;
+pub mod ca;
+pub mod client;
+pub mod exec;
 pub mod policy;
+pub mod serve;
+pub mod sse;
+pub mod token;
 
 use clap::{Parser, Subcommand};
 
-use crate::Result;
+use crate::{Error, Result};
 
 const AFTER_HELP: &str = "\
-Planned subcommands (not built yet): serve, token, apitoken, agents, approvals, audit verify,
-ca show, exec.
+Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or a refusal.
+`exec` exits with the remote command's exit code (128+N when signal N ended it).
 
-Logs go to standard error; set RUST_LOG (for example RUST_LOG=debug) to see more.";
+Environment: VIGIL_DATA_DIR, VIGIL_HTTP_LISTEN, VIGIL_GRPC_LISTEN, VIGIL_GATEWAY_SANS (serve),
+VIGIL_URL and VIGIL_TOKEN (agents, exec). Logs go to standard error; set RUST_LOG (for example
+RUST_LOG=debug) to see more.";
 
 /// `vigil-controller`: the Vigil controller.
 #[derive(Debug, Parser)]
@@ -29,20 +42,55 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands. Later ones (`serve`, `token`, `apitoken`, `agents`, `approvals`,
-/// `audit`, `ca`, `exec`) are added here as variants, each with its own module.
+/// The subcommands, each in its own module.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the controller: the agent gateway and the HTTP API.
+    Serve(crate::config::ServeArgs),
+    /// Create, list and revoke join tokens for enrolling agents.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
+    /// Show the controller's certificate authority.
+    #[command(subcommand)]
+    Ca(ca::CaCommand),
+    /// List or revoke agents (through the running controller's API).
+    Agents(agents::AgentsArgs),
+    /// Run a read-only command on an agent (through the running controller's API).
+    Exec(exec::ExecArgs),
     /// Inspect the command classifier (the policy engine's first gate).
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
 }
 
-/// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
-    match cli.command {
-        Command::Policy(command) => policy::run(command),
+impl Cli {
+    /// The log filter to use when `RUST_LOG` is not set: `info` for the server, `warn`
+    /// for one-shot commands.
+    pub fn default_log_filter(&self) -> &'static str {
+        match self.command {
+            Command::Serve(_) => "info",
+            _ => "warn",
+        }
     }
+}
+
+/// Runs the parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Serve(args) => serve::run(&args).map(|()| 0),
+        Command::Token(command) => token::run(command).map(|()| 0),
+        Command::Ca(command) => ca::run(command).map(|()| 0),
+        Command::Agents(args) => agents::run(args).map(|()| 0),
+        Command::Exec(args) => exec::run(args),
+        Command::Policy(command) => policy::run(command).map(|()| 0),
+    }
+}
+
+/// A single-threaded runtime for the client subcommands.
+pub(crate) fn client_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Network(format!("starting the async runtime: {e}")))
 }
 
 #[cfg(test)]
@@ -51,7 +99,6 @@ mod tests {
     use clap::CommandFactory;
 
     /// The `policy check` arguments of a parsed command line (other subcommands panic).
-    #[allow(irrefutable_let_patterns)] // only until the next subcommand lands
     fn check_args(cli: Cli) -> policy::CheckArgs {
         let Command::Policy(policy::PolicyCommand::Check(args)) = cli.command else {
             panic!("not `policy check`");
@@ -79,5 +126,76 @@ mod tests {
         let args = check_args(cli);
         assert_eq!(args.command, None);
         assert!(!args.human);
+    }
+
+    #[test]
+    fn parses_serve_token_agents_and_exec() {
+        let cli = Cli::try_parse_from([
+            "vigil-controller",
+            "serve",
+            "--gateway-san",
+            "a",
+            "--gateway-san",
+            "b",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve")
+        };
+        assert_eq!(args.gateway_sans, ["a", "b"]);
+        assert_eq!(cli_default_filter(&["serve"]), "info");
+
+        let cli = Cli::try_parse_from([
+            "vigil-controller",
+            "token",
+            "create",
+            "--ttl",
+            "30m",
+            "--label",
+            "a=b",
+            "--data-dir",
+            "/x",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Token(token::TokenCommand::Create(_))
+        ));
+
+        let cli = Cli::try_parse_from(["vigil-controller", "agents"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Agents(agents::AgentsArgs { command: None, .. })
+        ));
+        let cli = Cli::try_parse_from(["vigil-controller", "agents", "revoke", "abc"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Agents(agents::AgentsArgs {
+                command: Some(_),
+                ..
+            })
+        ));
+
+        let cli = Cli::try_parse_from([
+            "vigil-controller",
+            "exec",
+            "--agent",
+            "x",
+            "--",
+            "ls",
+            "-l",
+            "/tmp",
+        ])
+        .unwrap();
+        let Command::Exec(args) = cli.command else {
+            panic!("not exec")
+        };
+        assert_eq!(args.shell_command(), "ls -l /tmp");
+    }
+
+    fn cli_default_filter(args: &[&str]) -> &'static str {
+        let mut argv = vec!["vigil-controller"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv).unwrap().default_log_filter()
     }
 }

@@ -1,0 +1,169 @@
+//! `vigil-controller exec --agent ID [--target T] [--timeout-s N] -- COMMAND...`: runs a
+//! read-only command through the controller's API and streams its output to this
+//! terminal's stdout and stderr as it arrives. The exit code is the command's (128+N for
+//! signal N); a refusal prints its reasons and rewrite and exits 2.
+
+use std::io::Write;
+
+use clap::Args;
+use reqwest::Method;
+use reqwest::header::ACCEPT;
+use serde_json::{Value, json};
+
+use super::client::{ApiClient, ClientArgs};
+use super::sse::{SseEvent, SseParser};
+use crate::api::ExecExit;
+use crate::{Error, Result};
+
+/// Arguments of `exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// The agent's id.
+    #[arg(long, value_name = "ID")]
+    pub agent: String,
+    /// Where to run: host (default), lxc:ID, vm:ID, docker:NAME, pod:NS/NAME[/CONTAINER].
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Timeout in seconds (default 30, at most 300).
+    #[arg(long, value_name = "N")]
+    pub timeout_s: Option<u32>,
+    /// The command; its words are joined with spaces into one shell string.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl ExecArgs {
+    /// The shell string sent to the controller.
+    pub fn shell_command(&self) -> String {
+        self.command.join(" ")
+    }
+}
+
+/// Runs `exec`; returns the exit code.
+pub fn run(args: ExecArgs) -> Result<u8> {
+    super::client_runtime()?.block_on(async {
+        match stream(&args).await {
+            Err(Error::Api {
+                code,
+                message,
+                details,
+                ..
+            }) => {
+                report_refusal(&code, &message, &details);
+                Ok(2)
+            }
+            other => other,
+        }
+    })
+}
+
+async fn stream(args: &ExecArgs) -> Result<u8> {
+    let client = ApiClient::new(&args.client)?;
+    let body = json!({
+        "agent": args.agent,
+        "target": args.target,
+        "command": args.shell_command(),
+        "timeout_s": args.timeout_s,
+    });
+    let request = client
+        .request(Method::POST, "/api/exec")
+        .header(ACCEPT, "text/event-stream")
+        .json(&body);
+    let mut response = client.send(request).await?;
+    let mut parser = SseParser::default();
+    loop {
+        let chunk = response.chunk().await.map_err(|source| Error::Http {
+            url: args.client.url.clone(),
+            source,
+        })?;
+        let Some(chunk) = chunk else {
+            return Err(Error::Network(
+                "the controller closed the stream before the command ended".into(),
+            ));
+        };
+        for event in parser.push(&chunk) {
+            if let Some(code) = handle(event)? {
+                return Ok(code);
+            }
+        }
+    }
+}
+
+/// Writes an event to the terminal; returns the exit code once the command ended.
+fn handle(event: SseEvent) -> Result<Option<u8>> {
+    match event.event.as_str() {
+        "stdout" => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(event.data.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(Error::WriteOutput)?;
+        }
+        "stderr" => {
+            let mut err = std::io::stderr().lock();
+            let _ = err
+                .write_all(event.data.as_bytes())
+                .and_then(|()| err.flush());
+        }
+        "exit" => {
+            let exit: ExecExit = serde_json::from_str(&event.data)?;
+            return Ok(Some(exit_code(&exit)));
+        }
+        "error" => {
+            let value: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+            return Err(Error::Api {
+                status: 0,
+                code: value["code"]
+                    .as_str()
+                    .unwrap_or("EXECUTION_FAILED")
+                    .to_owned(),
+                message: value["message"].as_str().unwrap_or(&event.data).to_owned(),
+                details: Value::Null,
+            });
+        }
+        _ => {}
+    }
+    Ok(None)
+}
+
+/// The process exit code for how the remote command ended.
+pub fn exit_code(exit: &ExecExit) -> u8 {
+    match (exit.exit_code, exit.signal) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(1),
+        (None, Some(signal)) => u8::try_from(128 + signal.clamp(0, 127)).unwrap_or(255),
+        (None, None) => 1,
+    }
+}
+
+fn report_refusal(code: &str, message: &str, details: &Value) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "vigil-controller: {code}: {message}");
+    if let Some(reasons) = details.get("reasons").and_then(Value::as_array) {
+        for reason in reasons.iter().filter_map(Value::as_str) {
+            let _ = writeln!(err, "  reason: {reason}");
+        }
+    }
+    if let Some(rewrite) = details.get("rewrite").and_then(Value::as_str) {
+        let _ = writeln!(err, "  try instead: {rewrite}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_shell_convention() {
+        let exit = |code, signal| ExecExit {
+            exit_code: code,
+            signal,
+            truncated: false,
+            duration_ms: 1,
+        };
+        assert_eq!(exit_code(&exit(Some(0), None)), 0);
+        assert_eq!(exit_code(&exit(Some(3), None)), 3);
+        assert_eq!(exit_code(&exit(None, Some(9))), 137);
+        assert_eq!(exit_code(&exit(None, None)), 1);
+    }
+}

@@ -1,0 +1,130 @@
+//! Sending commands to agents: [`Dispatcher::exec`] sends an `ExecRequest` on the agent's
+//! stream and returns an [`ExecStream`] of its events. Dropping the stream before the
+//! command ended (the HTTP client went away, a deadline passed) sends a `Cancel`.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use vigil_proto::agent::v1::{Cancel, ExecEvent, ExecRequest, controller_message, exec_event};
+use vigil_shared::ids::AgentId;
+
+use super::sessions::{Session, Sessions};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Routes commands to connected agents.
+#[derive(Debug, Clone)]
+pub struct Dispatcher {
+    sessions: Arc<Sessions>,
+    store: Store,
+}
+
+impl Dispatcher {
+    /// A dispatcher over the live `sessions`, using `store` to tell unknown agents from
+    /// disconnected ones.
+    pub fn new(sessions: Arc<Sessions>, store: Store) -> Self {
+        Dispatcher { sessions, store }
+    }
+
+    /// The live session of `agent`, or why there is none: `NotFound` (never enrolled),
+    /// `AgentRevoked`, or `AgentOffline`.
+    pub async fn session(&self, agent: AgentId) -> Result<Arc<Session>> {
+        if let Some(session) = self.sessions.get(agent) {
+            return Ok(session);
+        }
+        match self.store.get_agent(agent).await? {
+            None => Err(Error::NotFound(format!("no agent with id {agent}"))),
+            Some(row) if row.revoked_at.is_some() => Err(Error::AgentRevoked(agent)),
+            Some(_) => Err(Error::AgentOffline(agent)),
+        }
+    }
+
+    /// Sends `request` to `agent` (a request id is chosen when empty) and returns the
+    /// stream of its events.
+    pub async fn exec(&self, agent: AgentId, mut request: ExecRequest) -> Result<ExecStream> {
+        let session = self.session(agent).await?;
+        if request.request_id.is_empty() {
+            request.request_id = uuid::Uuid::new_v4().to_string();
+        }
+        let events = session.open_exec(&request.request_id)?;
+        let stream = ExecStream {
+            request_id: request.request_id.clone(),
+            session: session.clone(),
+            events,
+            ended: false,
+        };
+        tracing::debug!(%agent, request_id = %request.request_id, mode = request.mode, "sending a command");
+        session
+            .send(controller_message::Kind::ExecRequest(request))
+            .await?;
+        Ok(stream)
+    }
+}
+
+/// The events of one command. Dropped before the command ended, it cancels the command.
+#[derive(Debug)]
+pub struct ExecStream {
+    request_id: String,
+    session: Arc<Session>,
+    events: mpsc::UnboundedReceiver<ExecEvent>,
+    ended: bool,
+}
+
+impl ExecStream {
+    /// The request id of the command.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// The agent running the command.
+    pub fn agent(&self) -> AgentId {
+        self.session.agent()
+    }
+
+    /// The next event; `None` after the last one, or when the agent's stream ended first
+    /// (then [`ExecStream::ended`] is false).
+    pub async fn next(&mut self) -> Option<exec_event::Kind> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            let Some(kind) = self.events.recv().await?.kind else {
+                continue;
+            };
+            if matches!(
+                kind,
+                exec_event::Kind::Finished(_) | exec_event::Kind::Rejected(_)
+            ) {
+                self.ended = true;
+            }
+            return Some(kind);
+        }
+    }
+
+    /// True once the command's last event arrived.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+}
+
+impl Drop for ExecStream {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.session.forget_exec(&self.request_id);
+        if !self.session.is_closed() {
+            let cancel = controller_message::Kind::Cancel(Cancel {
+                request_id: self.request_id.clone(),
+            });
+            tracing::debug!(agent = %self.session.agent(), request_id = %self.request_id, "cancelling a command");
+            if !self.session.try_send(cancel.clone()) {
+                // The queue is full: wait for room in the background.
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let session = self.session.clone();
+                    runtime.spawn(async move { session.send(cancel).await });
+                }
+            }
+        }
+    }
+}

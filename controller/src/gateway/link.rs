@@ -1,0 +1,289 @@
+//! The `AgentLink` service: opening a stream (certificate identity, hello, one live stream
+//! per identity), then one task per stream that reads the agent's messages (heartbeats,
+//! exec events, facts, renewal requests) until the stream ends or goes silent.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio::sync::mpsc;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{Instrument, debug, info, info_span, warn};
+use vigil_proto::agent::v1::agent_link_server::AgentLink;
+use vigil_proto::agent::v1::{
+    AgentMessage, Hello, HelloAck, HostFacts, RenewRequest, RenewResponse, agent_message,
+    controller_message,
+};
+use vigil_shared::ids::AgentId;
+use vigil_shared::tls::agent_id_from_cert;
+
+use super::outbound::OutboundStream;
+use super::sessions::{AgentHello, Session};
+use crate::agents::Agents;
+use crate::clock::{unix_now, unix_now_ms};
+use crate::pki::Pki;
+use crate::{Error, Result};
+
+/// How long an agent has to send its hello after opening the stream.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Room in a stream's outbound queue.
+const OUTBOUND_CAPACITY: usize = 64;
+/// The controller version sent in `HelloAck`.
+const CONTROLLER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The AgentLink gRPC service.
+#[derive(Debug, Clone)]
+pub struct LinkService {
+    agents: Agents,
+    pki: Arc<Pki>,
+    heartbeat: Duration,
+}
+
+impl LinkService {
+    /// The service over the agent registry, signing renewals with `pki`'s CA and asking
+    /// agents for a heartbeat every `heartbeat`.
+    pub fn new(agents: Agents, pki: Arc<Pki>, heartbeat: Duration) -> Self {
+        LinkService {
+            agents,
+            pki,
+            heartbeat,
+        }
+    }
+
+    /// Checks the hello against the certificate and the records, registers the session.
+    async fn open(
+        &self,
+        cert_id: AgentId,
+        hello: Hello,
+    ) -> Result<(
+        Arc<Session>,
+        mpsc::Receiver<Result<vigil_proto::agent::v1::ControllerMessage, Status>>,
+    )> {
+        if hello.agent_id.trim() != cert_id.to_string() {
+            return Err(Error::PermissionDenied(format!(
+                "hello agent_id {:?} does not match the certificate's identity {cert_id}",
+                hello.agent_id
+            )));
+        }
+        let revocations = self.agents.revocations();
+        match self.agents.store().get_agent(cert_id).await? {
+            _ if revocations.is_agent_revoked(cert_id) => return Err(Error::AgentRevoked(cert_id)),
+            None => {
+                return Err(Error::PermissionDenied(format!(
+                    "agent {cert_id} is not enrolled here"
+                )));
+            }
+            Some(row) if row.revoked_at.is_some() => return Err(Error::AgentRevoked(cert_id)),
+            Some(_) => {}
+        }
+        let hello = AgentHello {
+            version: hello.version,
+            hostname: hello.hostname,
+            os: hello.os,
+            arch: hello.arch,
+            capabilities: hello.capabilities,
+            read_only: hello.read_only,
+        };
+        let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        let sessions = self.agents.sessions();
+        let session = Session::new(cert_id, sessions.next_conn(), hello, tx, unix_now_ms());
+        sessions.insert(session.clone())?;
+        if revocations.is_agent_revoked(cert_id) {
+            // Revoked while we were checking: do not keep the stream.
+            session.close(None);
+            return Err(Error::AgentRevoked(cert_id));
+        }
+        let ack = controller_message::Kind::HelloAck(HelloAck {
+            controller_version: CONTROLLER_VERSION.to_owned(),
+            heartbeat_interval_s: u32::try_from(self.heartbeat.as_secs()).unwrap_or(u32::MAX),
+        });
+        session.try_send(ack);
+        let h = session.hello();
+        if let Err(error) = self
+            .agents
+            .store()
+            .record_hello(cert_id, &h.hostname, &h.version, h.read_only, unix_now())
+            .await
+        {
+            warn!(%error, "could not record the hello");
+        }
+        Ok((session, rx))
+    }
+
+    /// Reads the agent's messages until the stream ends, is closed or goes silent.
+    async fn run(self, session: Arc<Session>, mut inbound: Streaming<AgentMessage>) {
+        let silence = self.heartbeat * 3;
+        let reason = loop {
+            let next = tokio::select! {
+                () = session.closed().cancelled() => break "closed by the controller",
+                next = tokio::time::timeout(silence, inbound.message()) => next,
+            };
+            match next {
+                Err(_) => {
+                    session.fail(Status::deadline_exceeded(format!(
+                        "no message from the agent for {} s",
+                        silence.as_secs()
+                    )));
+                    break "heartbeat timeout";
+                }
+                Ok(Ok(Some(message))) => {
+                    session.touch(unix_now_ms());
+                    self.handle(&session, message).await;
+                }
+                Ok(Ok(None)) => break "the agent ended the stream",
+                Ok(Err(status)) => {
+                    debug!(code = ?status.code(), message = status.message(), "stream error");
+                    break "stream error";
+                }
+            }
+        };
+        session.close(None);
+        session.drop_pending();
+        self.agents
+            .sessions()
+            .remove(session.agent(), session.conn());
+        if let Err(error) = self
+            .agents
+            .store()
+            .record_last_seen(session.agent(), session.last_seen_ms() / 1000)
+            .await
+        {
+            warn!(%error, "could not record last_seen");
+        }
+        info!(reason, "agent stream ended");
+    }
+
+    async fn handle(&self, session: &Session, message: AgentMessage) {
+        match message.kind {
+            Some(agent_message::Kind::Heartbeat(beat)) => debug!(seq = beat.seq, "heartbeat"),
+            Some(agent_message::Kind::ExecEvent(event)) => session.route(event),
+            Some(agent_message::Kind::Facts(facts)) => {
+                self.record_facts(session.agent(), &facts).await
+            }
+            Some(agent_message::Kind::RenewRequest(request)) => {
+                let response = self.renew(session.agent(), &request).await;
+                let kind = controller_message::Kind::RenewResponse(response);
+                if session.send(kind).await.is_err() {
+                    debug!("stream closed before the renewal was sent");
+                }
+            }
+            Some(agent_message::Kind::Hello(_)) => warn!("ignoring a second hello"),
+            None => debug!("ignoring an empty message"),
+        }
+    }
+
+    async fn record_facts(&self, agent: AgentId, facts: &HostFacts) {
+        let value = serde_json::json!({
+            "hostname": facts.hostname,
+            "os_release": facts.os_release,
+            "kernel": facts.kernel,
+            "cpus": facts.cpus,
+            "memory_bytes": facts.memory_bytes,
+            "uptime_s": facts.uptime_s,
+            "load1": facts.load1,
+        });
+        if let Err(error) = self
+            .agents
+            .store()
+            .record_facts(agent, &value, unix_now())
+            .await
+        {
+            warn!(%error, "could not record host facts");
+        }
+    }
+
+    /// Signs a renewal CSR for the same identity, unless it was revoked.
+    async fn renew(&self, agent: AgentId, request: &RenewRequest) -> RenewResponse {
+        if self.agents.revocations().is_agent_revoked(agent) {
+            return RenewResponse {
+                certificate_pem: String::new(),
+                error: "agent is revoked".into(),
+            };
+        }
+        let issued =
+            match self
+                .pki
+                .ca
+                .sign_agent_csr(&request.csr_pem, agent, OffsetDateTime::now_utc())
+            {
+                Ok(issued) => issued,
+                Err(error) => {
+                    warn!(%error, "refused a renewal");
+                    return RenewResponse {
+                        certificate_pem: String::new(),
+                        error: error.to_string(),
+                    };
+                }
+            };
+        if let Err(error) = self
+            .agents
+            .store()
+            .record_renewal(agent, &issued.serial, issued.expires_at)
+            .await
+        {
+            warn!(%error, "could not record the renewal");
+            return RenewResponse {
+                certificate_pem: String::new(),
+                error: "renewal could not be recorded".into(),
+            };
+        }
+        info!(serial = %issued.serial, expires_at = issued.expires_at, "renewed the agent certificate");
+        RenewResponse {
+            certificate_pem: issued.pem,
+            error: String::new(),
+        }
+    }
+}
+
+/// The agent identity of the connection's client certificate.
+fn peer_agent<T>(request: &Request<T>) -> Result<AgentId, Status> {
+    request
+        .peer_certs()
+        .and_then(|certs| certs.first().and_then(|leaf| agent_id_from_cert(leaf)))
+        .ok_or_else(|| Status::unauthenticated("no agent certificate on this connection"))
+}
+
+async fn read_hello(inbound: &mut Streaming<AgentMessage>) -> Result<Hello, Status> {
+    match tokio::time::timeout(HELLO_TIMEOUT, inbound.message()).await {
+        Err(_) => Err(Status::deadline_exceeded("no hello within 10 s")),
+        Ok(Err(status)) => Err(status),
+        Ok(Ok(None)) => Err(Status::cancelled("stream closed before the hello")),
+        Ok(Ok(Some(AgentMessage {
+            kind: Some(agent_message::Kind::Hello(hello)),
+        }))) => Ok(hello),
+        Ok(Ok(Some(_))) => Err(Status::failed_precondition(
+            "the first message must be a Hello",
+        )),
+    }
+}
+
+#[tonic::async_trait]
+impl AgentLink for LinkService {
+    type ConnectStream = OutboundStream;
+
+    async fn connect(
+        &self,
+        request: Request<Streaming<AgentMessage>>,
+    ) -> Result<Response<Self::ConnectStream>, Status> {
+        let remote: Option<SocketAddr> = request.remote_addr();
+        let cert_id = peer_agent(&request)?;
+        let span = info_span!("agent_stream", agent = %cert_id, remote = ?remote);
+        let mut inbound = request.into_inner();
+        let opened = async {
+            let hello = read_hello(&mut inbound).await?;
+            self.open(cert_id, hello).await.map_err(|error| {
+                warn!(%error, "refused a stream");
+                Status::from(error)
+            })
+        }
+        .instrument(span.clone())
+        .await;
+        let (session, rx) = opened?;
+        info!(parent: &span, hostname = %session.hello().hostname, version = %session.hello().version,
+              read_only = session.hello().read_only, "agent connected");
+        let closed = session.closed().clone();
+        tokio::spawn(self.clone().run(session, inbound).instrument(span));
+        Ok(Response::new(OutboundStream::new(rx, closed)))
+    }
+}

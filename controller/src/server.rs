@@ -1,0 +1,161 @@
+//! The running controller: [`start`] loads or creates the data directory's keys and
+//! database, binds both listeners and serves the agent gateway and the HTTP API until
+//! [`RunningController::shutdown`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+use vigil_proto::agent::v1::Goodbye;
+
+use crate::agents::Agents;
+use crate::api::{self, AdminAuth, ApiOptions, ApiState};
+use crate::config::Config;
+use crate::data_dir::{ADMIN_TOKEN, DataDir};
+use crate::gateway::{
+    Dispatcher, EnrollmentService, Gateway, GatewayTls, LinkService, RevocationSet, Sessions,
+};
+use crate::pki::Pki;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// How long shutdown waits for connections to drain.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A controller serving on its two listeners.
+#[derive(Debug)]
+pub struct RunningController {
+    /// Where the HTTP API listens.
+    pub http_addr: SocketAddr,
+    /// Where the agent gateway listens.
+    pub grpc_addr: SocketAddr,
+    /// `sha256:<hex>` of the CA certificate.
+    pub ca_fingerprint: String,
+    /// The agent registry (for tests and future subsystems).
+    pub agents: Agents,
+    shutdown: CancellationToken,
+    tasks: JoinSet<Result<()>>,
+}
+
+async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Network(format!("cannot listen on --{flag} {addr}: {e}")))
+}
+
+/// Starts the controller described by `config`.
+pub async fn start(config: &Config) -> Result<RunningController> {
+    let dir = DataDir::new(&config.data_dir);
+    let pki = Arc::new(Pki::load_or_init(
+        &dir,
+        &config.gateway_sans,
+        OffsetDateTime::now_utc(),
+    )?);
+    let (admin_token, created) = api::auth::load_or_create_admin_token(&dir)?;
+    let token_path = dir.path(ADMIN_TOKEN);
+    if created {
+        info!(path = %token_path.display(), "wrote the admin API token");
+    } else {
+        info!(path = %token_path.display(), "using the admin API token");
+    }
+    let store = Store::open(&dir).await?;
+    let (revoked_agents, revoked_serials) = store.load_revocations().await?;
+    let revocations = Arc::new(RevocationSet::new(revoked_agents, revoked_serials));
+    let sessions = Arc::new(Sessions::new());
+    let agents = Agents::new(store.clone(), sessions.clone(), revocations.clone());
+
+    let tls = GatewayTls::new(&pki.gateway, &pki.ca, revocations)?;
+    let gateway = Gateway::new(
+        tls,
+        EnrollmentService::new(agents.clone(), pki.clone()),
+        LinkService::new(agents.clone(), pki.clone(), config.heartbeat),
+    );
+    let state = ApiState {
+        agents: agents.clone(),
+        dispatcher: Dispatcher::new(sessions, store.clone()),
+        auth: Arc::new(AdminAuth::new(&admin_token)),
+    };
+    let router = api::router(
+        state,
+        ApiOptions {
+            raw_exec: config.raw_exec,
+        },
+    );
+
+    let grpc_listener = bind("grpc-listen", config.grpc_listen).await?;
+    let http_listener = bind("http-listen", config.http_listen).await?;
+    let local = |l: &TcpListener| {
+        l.local_addr()
+            .map_err(|e| Error::Network(format!("local address: {e}")))
+    };
+    let (grpc_addr, http_addr) = (local(&grpc_listener)?, local(&http_listener)?);
+
+    let shutdown = CancellationToken::new();
+    let mut tasks = JoinSet::new();
+    tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
+    tasks.spawn(api::serve(http_listener, router, shutdown.clone()));
+    if config.raw_exec {
+        warn!(
+            "POST /api/raw-exec is enabled: commands reach agents without classification (tests only)"
+        );
+    }
+    let ca_fingerprint = pki.ca.fingerprint();
+    info!(http = %http_addr, grpc = %grpc_addr, ca = %ca_fingerprint, "vigil-controller serving");
+    Ok(RunningController {
+        http_addr,
+        grpc_addr,
+        ca_fingerprint,
+        agents,
+        shutdown,
+        tasks,
+    })
+}
+
+impl RunningController {
+    /// Waits until a server stops by itself (an error; normally they run until shutdown).
+    pub async fn wait(&mut self) -> Result<()> {
+        match self.tasks.join_next().await {
+            Some(Ok(result)) => result,
+            Some(Err(join)) => Err(Error::Network(format!("a server task failed: {join}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Says goodbye to every agent (they reconnect later), stops accepting, drains for a
+    /// few seconds and closes the database.
+    pub async fn shutdown(mut self) -> Result<()> {
+        self.agents.sessions().close_all(&Goodbye {
+            reason: "controller shutting down".into(),
+            retry: true,
+        });
+        self.shutdown.cancel();
+        let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+            let mut first_error = Ok(());
+            while let Some(joined) = self.tasks.join_next().await {
+                if let Ok(Err(error)) = joined
+                    && first_error.is_ok()
+                {
+                    first_error = Err(error);
+                }
+            }
+            first_error
+        })
+        .await;
+        let result = match drained {
+            Ok(result) => result,
+            Err(_) => {
+                warn!("connections did not drain in time; closing them");
+                self.tasks.abort_all();
+                Ok(())
+            }
+        };
+        self.agents.store().close().await;
+        info!("vigil-controller stopped");
+        result
+    }
+}

@@ -1,0 +1,212 @@
+//! The built `vigil-controller` binary's state and client subcommands: `token`, `ca show`
+//! on a data directory; `agents` and `exec` against a controller with a scripted agent
+//! (output streamed to stdout/stderr, the command's exit code, refusals exit 2).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+
+use support::fake_agent::setup;
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_vigil-controller");
+
+async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_remove("VIGIL_TOKEN")
+        .env_remove("VIGIL_URL")
+        .env_remove("VIGIL_DATA_DIR");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().await.unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn dir_arg(dir: &Path) -> String {
+    dir.to_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn token_and_ca_work_on_the_data_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = dir_arg(&tmp.path().join("data"));
+
+    let out = run(
+        &[
+            "token",
+            "create",
+            "--uses",
+            "2",
+            "--ttl",
+            "30m",
+            "--label",
+            "site=home",
+            "--data-dir",
+            &dir,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let token = stdout.lines().last().unwrap();
+    assert!(token.starts_with("vjt_") && token.len() == 36, "{stdout:?}");
+    assert!(text(&out.stderr).contains("2 use(s)"));
+
+    let out = run(&["ca", "show", "--data-dir", &dir], &[]).await;
+    let fingerprint = text(&out.stdout);
+    assert!(
+        fingerprint.trim().starts_with("sha256:") && fingerprint.trim().len() == 71,
+        "{fingerprint}"
+    );
+    let again = run(&["ca", "show"], &[("VIGIL_DATA_DIR", &dir)]).await;
+    assert_eq!(text(&again.stdout), fingerprint, "the CA is created once");
+
+    let out = run(
+        &["token", "create", "--ttl", "25h", "--data-dir", &dir],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("24h maximum"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+
+    let out = run(&["token", "list", "--json", "--data-dir", &dir], &[]).await;
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        (listed[0]["uses_left"].clone(), listed[0]["state"].clone()),
+        (2.into(), "active".into())
+    );
+    assert_eq!(listed[0]["labels"]["site"], "home");
+
+    let out = run(&["token", "revoke", &id, "--data-dir", &dir], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(&["token", "list", "--data-dir", &dir], &[]).await;
+    assert!(
+        text(&out.stdout).contains("revoked"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(&["token", "revoke", "ffffffff", "--data-dir", &dir], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_streams_output_and_exits_with_the_commands_code() {
+    let (ctrl, agent, _cancels) = setup(false).await;
+    let url = ctrl.http_url();
+    let data_dir = dir_arg(&ctrl.dir.path().join("data"));
+    let exec = |command: &'static str| {
+        let (url, data_dir, id) = (url.clone(), data_dir.clone(), agent.id.clone());
+        async move {
+            run(
+                &[
+                    "exec",
+                    "--url",
+                    &url,
+                    "--data-dir",
+                    &data_dir,
+                    "--agent",
+                    &id,
+                    "--",
+                    "echo",
+                    command,
+                ],
+                &[],
+            )
+            .await
+        }
+    };
+
+    let out = exec("fine").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hello\n");
+    assert!(text(&out.stderr).contains("warn"));
+    assert_eq!(exec("exit3").await.status.code(), Some(3));
+    assert_eq!(exec("killed").await.status.code(), Some(137));
+
+    let out = run(
+        &[
+            "exec",
+            "--url",
+            &url,
+            "--agent",
+            &agent.id,
+            "--",
+            "journalctl",
+            "-f",
+        ],
+        &[("VIGIL_TOKEN", &ctrl.admin_token)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("UNBOUNDED_COMMAND") && stderr.contains("try instead: journalctl -n 200"),
+        "{stderr}"
+    );
+    let out = run(
+        &[
+            "exec", "--url", &url, "--agent", &agent.id, "--", "rm", "-rf", "/tmp/x",
+        ],
+        &[("VIGIL_TOKEN", &ctrl.admin_token)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("reason: rm"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = run(
+        &["agents", "--json", "--url", &url, "--data-dir", &data_dir],
+        &[],
+    )
+    .await;
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed[0]["id"], agent.id.as_str());
+    assert_eq!(listed[0]["connected"], true);
+    let out = run(
+        &["agents", "list", "--url", &url, "--data-dir", &data_dir],
+        &[],
+    )
+    .await;
+    assert!(text(&out.stdout).starts_with("ID"), "{}", text(&out.stdout));
+
+    let out = run(
+        &[
+            "agents",
+            "revoke",
+            &agent.id,
+            "--url",
+            &url,
+            "--data-dir",
+            &data_dir,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(
+        &["agents", "--json", "--url", &url],
+        &[("VIGIL_TOKEN", "vat_wrong")],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "a wrong token is refused");
+    ctrl.stop().await;
+}

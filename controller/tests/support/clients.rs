@@ -1,0 +1,322 @@
+//! Real TLS clients of the gateway: the fingerprint-pinned enrollment client, agent mTLS
+//! clients (enrolled, certificate-less, or from a foreign CA), tonic channels over them, a
+//! raw handshake probe, and a fake agent that speaks the AgentLink stream.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, SanType};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Status, Streaming};
+use vigil_proto::agent::v1::agent_link_client::AgentLinkClient;
+use vigil_proto::agent::v1::enrollment_client::EnrollmentClient;
+use vigil_proto::agent::v1::{
+    AgentMessage, ControllerMessage, EnrollRequest, EnrollResponse, Hello, agent_message,
+};
+use vigil_shared::tls::fingerprint;
+
+use super::TestController;
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Accepts the server only when its chain holds the pinned CA and the server certificate
+/// verifies against that CA for `vigil-gateway` (what `vigil-agent join` does).
+#[derive(Debug)]
+pub struct PinnedCa {
+    fingerprint: String,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for PinnedCa {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let ca = intermediates
+            .iter()
+            .find(|c| fingerprint(c) == self.fingerprint)
+            .ok_or_else(|| rustls::Error::General("the pinned CA is not in the chain".into()))?;
+        let mut roots = RootCertStore::empty();
+        roots.add(ca.clone().into_owned())?;
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            self.provider.clone(),
+        )
+        .build()
+        .map_err(|e| rustls::Error::General(e.to_string()))?;
+        verifier.verify_server_cert(end_entity, &[], server_name, ocsp, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+fn tls13() -> rustls::ConfigBuilder<ClientConfig, rustls::WantsVerifier> {
+    ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+}
+
+/// The enrollment client: pinned CA fingerprint, no client certificate, ALPN `vigil-enroll/1`.
+pub fn enroll_config(ca_fingerprint: &str) -> ClientConfig {
+    let verifier = PinnedCa {
+        fingerprint: ca_fingerprint.to_owned(),
+        provider: provider(),
+    };
+    let mut config = tls13()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"vigil-enroll/1".to_vec()];
+    config
+}
+
+fn roots(ca_pem: &str) -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    roots
+}
+
+/// An agent client presenting `cert_pem` with `key` (ALPN `h2`).
+pub fn agent_config(ca_pem: &str, cert_pem: &str, key: &KeyPair) -> ClientConfig {
+    let chain = vec![CertificateDer::from_pem_slice(cert_pem.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+    let mut config = tls13()
+        .with_root_certificates(roots(ca_pem))
+        .with_client_auth_cert(chain, key)
+        .unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    config
+}
+
+/// A client without a certificate (ALPN `h2`).
+pub fn no_cert_config(ca_pem: &str) -> ClientConfig {
+    let mut config = tls13()
+        .with_root_certificates(roots(ca_pem))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    config
+}
+
+/// A client with an agent certificate from a CA the controller never saw.
+pub fn foreign_cert_config(ca_pem: &str) -> ClientConfig {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "Vigil CA");
+    let issuer = Issuer::from_params(&ca, &ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut leaf = CertificateParams::new(Vec::<String>::new()).unwrap();
+    let id = vigil_shared::ids::AgentId::new_random();
+    leaf.subject_alt_names = vec![SanType::URI(id.uri().try_into().unwrap())];
+    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    agent_config(ca_pem, &cert.pem(), &key)
+}
+
+/// A tonic channel to the gateway over `config`, verifying the name `vigil-gateway`.
+pub async fn channel(
+    addr: SocketAddr,
+    config: ClientConfig,
+) -> Result<Channel, tonic::transport::Error> {
+    let config = Arc::new(config);
+    let connector = tower::service_fn(move |_: tonic::codegen::http::Uri| {
+        let config = config.clone();
+        async move {
+            let tcp = TcpStream::connect(addr).await?;
+            let name = ServerName::try_from("vigil-gateway").unwrap();
+            let tls = tokio_rustls::TlsConnector::from(config)
+                .connect(name, tcp)
+                .await?;
+            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tls))
+        }
+    });
+    Endpoint::from_static("http://vigil-gateway")
+        .connect_with_connector(connector)
+        .await
+}
+
+/// Handshakes and sends the HTTP/2 preface: `Ok` when the server answers with data (in TLS
+/// 1.3 a refused client certificate shows up as an alert after the client's handshake).
+pub async fn probe(addr: SocketAddr, config: ClientConfig) -> Result<(), String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let name = ServerName::try_from("vigil-gateway").unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
+    let exchange = async {
+        tls.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            .await
+            .map_err(|e| format!("write: {e}"))?;
+        let mut buf = [0u8; 64];
+        match tls.read(&mut buf).await {
+            Ok(0) => Err("closed by the server".to_owned()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), exchange)
+        .await
+        .map_err(|_| "no answer".to_owned())?
+}
+
+/// An enrolled identity: its key, certificate and the controller's answer.
+pub struct Enrolled {
+    pub id: String,
+    pub key: KeyPair,
+    pub response: EnrollResponse,
+}
+
+/// A PEM CSR for a fresh P-256 key.
+pub fn csr(key: &KeyPair) -> String {
+    CertificateParams::default()
+        .serialize_request(key)
+        .unwrap()
+        .pem()
+        .unwrap()
+}
+
+/// Enrolls over the pinned enrollment connection.
+pub async fn enroll(
+    ctrl: &TestController,
+    token: &str,
+    hostname: &str,
+    previous: &str,
+) -> Result<Enrolled, Status> {
+    let channel = channel(
+        ctrl.running.grpc_addr,
+        enroll_config(&ctrl.running.ca_fingerprint),
+    )
+    .await
+    .map_err(|e| Status::unavailable(e.to_string()))?;
+    let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let request = EnrollRequest {
+        token: token.to_owned(),
+        csr_pem: csr(&key),
+        hostname: hostname.to_owned(),
+        version: "0.1.0-test".to_owned(),
+        previous_agent_id: previous.to_owned(),
+    };
+    let response = EnrollmentClient::new(channel)
+        .enroll(request)
+        .await?
+        .into_inner();
+    Ok(Enrolled {
+        id: response.agent_id.clone(),
+        key,
+        response,
+    })
+}
+
+/// The agent side of one AgentLink stream.
+pub struct FakeAgent {
+    pub outbound: mpsc::Sender<AgentMessage>,
+    pub inbound: Streaming<ControllerMessage>,
+}
+
+/// A hello for `agent_id`.
+pub fn hello(agent_id: &str, read_only: bool) -> AgentMessage {
+    AgentMessage {
+        kind: Some(agent_message::Kind::Hello(Hello {
+            agent_id: agent_id.to_owned(),
+            version: "0.1.0-test".into(),
+            hostname: "test-host".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            capabilities: vec!["host".into()],
+            read_only,
+        })),
+    }
+}
+
+/// Opens a stream with `enrolled`'s certificate and sends `first` (normally its hello).
+pub async fn connect(
+    ctrl: &TestController,
+    enrolled: &Enrolled,
+    first: AgentMessage,
+) -> Result<FakeAgent, Status> {
+    let config = agent_config(
+        &enrolled.response.ca_chain_pem,
+        &enrolled.response.certificate_pem,
+        &enrolled.key,
+    );
+    let channel = channel(ctrl.running.grpc_addr, config)
+        .await
+        .map_err(|e| Status::unavailable(format!("{e:?}")))?;
+    let (tx, rx) = mpsc::channel(64);
+    tx.send(first).await.unwrap();
+    let response = AgentLinkClient::new(channel)
+        .connect(ReceiverStream::new(rx))
+        .await?;
+    Ok(FakeAgent {
+        outbound: tx,
+        inbound: response.into_inner(),
+    })
+}
+
+impl FakeAgent {
+    /// The next message from the controller (fails the test after 10 s).
+    pub async fn recv(&mut self) -> Result<Option<ControllerMessage>, Status> {
+        tokio::time::timeout(Duration::from_secs(10), self.inbound.message())
+            .await
+            .expect("a message from the controller within 10 s")
+    }
+
+    /// Sends a message to the controller.
+    pub async fn send(&self, kind: agent_message::Kind) {
+        self.outbound
+            .send(AgentMessage { kind: Some(kind) })
+            .await
+            .unwrap();
+    }
+}

@@ -1,0 +1,145 @@
+//! The agent's settings: an optional TOML file, validated into a typed [`Config`] before
+//! anything connects. Flags win where both exist (`--read-only` can only switch read-only
+//! mode on, never off).
+//!
+//! ```toml
+//! read_only = true               # refuse every write (default false)
+//! max_output_cap_bytes = 8388608 # largest output cap a request may ask for (default 16 MiB)
+//! heartbeat_override_s = 5       # heartbeat interval instead of the controller's (optional)
+//! ```
+
+use crate::error::{Error, Result};
+use serde::Deserialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// Default of `max_output_cap_bytes`: 16 MiB.
+pub const DEFAULT_MAX_OUTPUT_CAP: u64 = 16 * 1024 * 1024;
+/// Largest accepted `max_output_cap_bytes`: 256 MiB.
+pub const MAX_OUTPUT_CAP_LIMIT: u64 = 256 * 1024 * 1024;
+/// Largest accepted `heartbeat_override_s`.
+pub const MAX_HEARTBEAT_S: u32 = 3600;
+
+/// The file as written, before validation. Unknown keys are errors.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    read_only: Option<bool>,
+    max_output_cap_bytes: Option<u64>,
+    heartbeat_override_s: Option<u32>,
+}
+
+/// Validated settings for `vigil-agent run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Refuse every write. Fixed for the life of the process.
+    pub read_only: bool,
+    /// Upper bound for a request's output cap.
+    pub max_output_cap_bytes: u64,
+    /// Heartbeat interval to use instead of the one the controller asks for.
+    pub heartbeat_override: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            read_only: false,
+            max_output_cap_bytes: DEFAULT_MAX_OUTPUT_CAP,
+            heartbeat_override: None,
+        }
+    }
+}
+
+impl Config {
+    /// Read and validate a config file, then apply the `--read-only` flag.
+    pub fn load(path: Option<&Path>, read_only_flag: bool) -> Result<Config> {
+        let mut config = match path {
+            None => Config::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                })?;
+                Config::parse(&text).map_err(|message| Error::Config {
+                    path: path.to_owned(),
+                    message,
+                })?
+            }
+        };
+        config.read_only |= read_only_flag;
+        Ok(config)
+    }
+
+    /// Parse and validate TOML text.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        let max_output_cap_bytes = raw.max_output_cap_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_CAP);
+        if max_output_cap_bytes == 0 || max_output_cap_bytes > MAX_OUTPUT_CAP_LIMIT {
+            return Err(format!(
+                "max_output_cap_bytes must be between 1 and {MAX_OUTPUT_CAP_LIMIT}, \
+                 got {max_output_cap_bytes}"
+            ));
+        }
+        let heartbeat_override = match raw.heartbeat_override_s {
+            None => None,
+            Some(s) if (1..=MAX_HEARTBEAT_S).contains(&s) => Some(Duration::from_secs(s.into())),
+            Some(s) => {
+                return Err(format!(
+                    "heartbeat_override_s must be between 1 and {MAX_HEARTBEAT_S}, got {s}"
+                ));
+            }
+        };
+        Ok(Config {
+            read_only: raw.read_only.unwrap_or(false),
+            max_output_cap_bytes,
+            heartbeat_override,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        assert_eq!(Config::parse(""), Ok(Config::default()));
+    }
+
+    #[test]
+    fn all_keys_parse() {
+        let c = Config::parse(
+            "read_only = true\nmax_output_cap_bytes = 4096\nheartbeat_override_s = 5\n",
+        )
+        .unwrap();
+        assert!(c.read_only);
+        assert_eq!(c.max_output_cap_bytes, 4096);
+        assert_eq!(c.heartbeat_override, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn unknown_keys_wrong_types_and_bad_ranges_are_errors() {
+        let unknown = Config::parse("readonly = true").unwrap_err();
+        assert!(unknown.contains("readonly"), "{unknown}");
+        assert!(Config::parse("read_only = \"yes\"").is_err());
+        assert!(Config::parse("max_output_cap_bytes = 0").is_err());
+        assert!(Config::parse("max_output_cap_bytes = 999999999999").is_err());
+        assert!(Config::parse("max_output_cap_bytes = -1").is_err());
+        assert!(Config::parse("heartbeat_override_s = 0").is_err());
+        assert!(Config::parse("heartbeat_override_s = 3601").is_err());
+        assert!(Config::parse("this is not toml").is_err());
+    }
+
+    #[test]
+    fn the_flag_can_only_turn_read_only_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.toml");
+        std::fs::write(&path, "read_only = false\n").unwrap();
+        assert!(Config::load(Some(&path), true).unwrap().read_only);
+        std::fs::write(&path, "read_only = true\n").unwrap();
+        assert!(Config::load(Some(&path), false).unwrap().read_only);
+        assert!(!Config::load(None, false).unwrap().read_only);
+        let missing = Config::load(Some(&dir.path().join("nope.toml")), false).unwrap_err();
+        assert!(matches!(missing, Error::Config { .. }), "{missing}");
+    }
+}

@@ -1,0 +1,83 @@
+//! The host runner: `bash -c CMD` (or `sh -c` where bash is missing) in a new process
+//! group, with the environment cleared and set to a fixed list.
+
+use super::Runner;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use vigil_shared::ids::ExecTarget;
+
+/// The `PATH` every command gets.
+pub const FIXED_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The whole environment of every command.
+pub const FIXED_ENV: [(&str, &str); 6] = [
+    ("PATH", FIXED_PATH),
+    ("LANG", "C.UTF-8"),
+    ("PAGER", "cat"),
+    ("SYSTEMD_PAGER", ""),
+    ("GIT_PAGER", "cat"),
+    ("TERM", "dumb"),
+];
+
+/// `bash` from the fixed `PATH`, else `sh`, else `/bin/sh`.
+pub fn find_shell() -> PathBuf {
+    ["bash", "sh"]
+        .iter()
+        .flat_map(|name| {
+            FIXED_PATH
+                .split(':')
+                .map(move |dir| Path::new(dir).join(name))
+        })
+        .find(|path| is_executable(path))
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+fn is_executable(path: &Path) -> bool {
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Runs commands on the agent's own host.
+#[derive(Debug, Clone)]
+pub struct HostRunner {
+    shell: PathBuf,
+}
+
+impl HostRunner {
+    /// A runner using the shell [`find_shell`] finds.
+    pub fn new() -> Self {
+        HostRunner {
+            shell: find_shell(),
+        }
+    }
+
+    /// The shell commands run under.
+    pub fn shell(&self) -> &Path {
+        &self.shell
+    }
+}
+
+impl Default for HostRunner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Runner for HostRunner {
+    fn command(&self, target: &ExecTarget, command: &str) -> Result<Command, String> {
+        if *target != ExecTarget::Host {
+            return Err(format!("the host runner cannot reach {target}"));
+        }
+        let mut cmd = Command::new(&self.shell);
+        cmd.arg("-c")
+            .arg(command)
+            .env_clear()
+            .envs(FIXED_ENV)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .process_group(0);
+        Ok(cmd)
+    }
+}
