@@ -15,8 +15,8 @@ use std::time::Duration;
 
 /// Default of `max_output_cap_bytes`: 16 MiB.
 pub const DEFAULT_MAX_OUTPUT_CAP: u64 = 16 * 1024 * 1024;
-/// Largest accepted `max_output_cap_bytes`: 256 MiB.
-pub const MAX_OUTPUT_CAP_LIMIT: u64 = 256 * 1024 * 1024;
+/// Largest accepted `max_output_cap_bytes`: 4 GiB (output is streamed, never buffered).
+pub const MAX_OUTPUT_CAP_LIMIT: u64 = 4 * 1024 * 1024 * 1024;
 /// Largest accepted `heartbeat_override_s`.
 pub const MAX_HEARTBEAT_S: u32 = 3600;
 

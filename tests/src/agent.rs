@@ -30,8 +30,9 @@ impl AgentState {
 /// A running agent.
 #[derive(Debug)]
 pub struct Agent {
-    pub state: AgentState,
+    // Fields drop in order: the process (and its log) before the state directory.
     proc: Option<Proc>,
+    pub state: AgentState,
     runs: u32,
 }
 

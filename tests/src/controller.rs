@@ -20,11 +20,12 @@ pub struct ControllerOptions {
 /// A running controller with its own data directory and ports.
 #[derive(Debug)]
 pub struct Controller {
+    // Fields drop in order: the process (and its log) before the data directory.
+    proc: Option<Proc>,
     dir: TempDir,
     pub http_port: u16,
     pub grpc_port: u16,
     options: ControllerOptions,
-    proc: Option<Proc>,
     starts: u32,
     pub api: Api,
 }
