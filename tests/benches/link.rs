@@ -62,6 +62,14 @@ async fn main() {
         wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await,
         "agent did not connect"
     );
+    // A second agent that only connects and idles: the "idle agent" memory figure.
+    let idle = Agent::join(&ctrl, AgentOptions::default()).await;
+    let idle_id = idle.state.id.clone();
+    assert!(
+        wait_until(Duration::from_secs(30), || ctrl.api.connected(&idle_id)).await,
+        "idle agent did not connect"
+    );
+    let idle_started = Instant::now();
 
     // 1. Round trip of `true`.
     for _ in 0..20 {
@@ -109,11 +117,24 @@ async fn main() {
         bytes
     );
 
-    // 3. Idle memory.
+    // 3. Memory: the working agent after the runs above, and the idle agent after idle_s.
     let pid = agent_pid(&agent);
-    println!("agent RSS after connect: {} KiB", rss_kib(pid));
-    tokio::time::sleep(Duration::from_secs(idle_s)).await;
-    println!("agent RSS after {idle_s} s idle: {} KiB", rss_kib(pid));
+    println!(
+        "working agent RSS after the runs above: {} KiB",
+        rss_kib(pid)
+    );
+    let idle_pid = agent_pid(&idle);
+    println!("idle agent RSS after connect: {} KiB", rss_kib(idle_pid));
+    tokio::time::sleep(Duration::from_secs(idle_s).saturating_sub(idle_started.elapsed())).await;
+    println!(
+        "idle agent RSS after {} s connected and idle: {} KiB",
+        idle_started.elapsed().as_secs(),
+        rss_kib(idle_pid)
+    );
+    println!(
+        "working agent RSS after the same wait: {} KiB",
+        rss_kib(pid)
+    );
 
     // 4. Binary size.
     let bin = vigil_tests::bin("vigil-agent");
