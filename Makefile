@@ -1,7 +1,7 @@
 # The commands developers run; CI (.ci/run) calls the same targets.
 #
 #   make build   build every crate (debug)
-#   make run     run vigil-controller with RUN_ARGS (default: --help)
+#   make run     build everything, then run the controller on ./.vigil with a local agent
 #   make test    unit, integration, end-to-end and doc tests
 #   make lint    rustfmt check, clippy -D warnings, shellcheck on the shell scripts
 #   make fmt     format the code
@@ -13,9 +13,9 @@ SHELL := /bin/bash
 
 CARGO ?= cargo
 # Arguments for `make run`, e.g. make run RUN_ARGS="policy check --human 'journalctl -f'".
-# The default becomes `serve` when the controller's HTTP/gRPC server lands (controller-API
-# issue); until then `policy check` is the only working subcommand.
-RUN_ARGS ?= --help
+# The default serves the API on 127.0.0.1:8640 with state in ./.vigil and enrolls and
+# supervises one agent for this machine (--local-agent).
+RUN_ARGS ?= serve --data-dir ./.vigil --local-agent
 FUZZ_SECONDS ?= 60
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh)
 
@@ -26,8 +26,8 @@ all: build
 build:
 	$(CARGO) build --workspace
 
-run:
-	$(CARGO) run -p vigil-controller -- $(RUN_ARGS)
+run: build
+	./target/debug/vigil-controller $(RUN_ARGS)
 
 test:
 	$(CARGO) test --workspace

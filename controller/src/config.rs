@@ -1,16 +1,25 @@
-//! Configuration of `serve` and the defaults every subcommand shares. Flags are read with
-//! clap (each with its environment variable, named once here) into [`ServeArgs`], then
-//! validated into a typed [`Config`] before any socket is bound.
+//! Configuration of `serve` and the defaults every subcommand shares. Three layers, read
+//! once and validated into a typed [`Config`] before any socket is bound: flags beat their
+//! `VIGIL_*` environment variables (clap reads both into [`ServeArgs`]), which beat the
+//! `--config` TOML file ([`file::FileConfig`]), which beats the defaults here.
+
+mod args;
+pub mod file;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 
+pub use args::ServeArgs;
+use file::FileConfig;
+
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
 
+/// Environment variable for `--config`.
+pub const ENV_CONFIG: &str = "VIGIL_CONFIG";
 /// Environment variable for `--data-dir`.
 pub const ENV_DATA_DIR: &str = "VIGIL_DATA_DIR";
 /// Environment variable for `--http-listen`.
@@ -19,6 +28,24 @@ pub const ENV_HTTP_LISTEN: &str = "VIGIL_HTTP_LISTEN";
 pub const ENV_GRPC_LISTEN: &str = "VIGIL_GRPC_LISTEN";
 /// Environment variable for `--gateway-san` (comma-separated).
 pub const ENV_GATEWAY_SANS: &str = "VIGIL_GATEWAY_SANS";
+/// Environment variable for `--heartbeat-interval-s`.
+pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
+/// Environment variable for `--http-tls`.
+pub const ENV_HTTP_TLS: &str = "VIGIL_HTTP_TLS";
+/// Environment variable for `--http-cert`.
+pub const ENV_HTTP_CERT: &str = "VIGIL_HTTP_CERT";
+/// Environment variable for `--http-key`.
+pub const ENV_HTTP_KEY: &str = "VIGIL_HTTP_KEY";
+/// Environment variable for `--install-trust-system-roots`.
+pub const ENV_INSTALL_TRUST_SYSTEM_ROOTS: &str = "VIGIL_INSTALL_TRUST_SYSTEM_ROOTS";
+/// Environment variable for `--agent-dir`.
+pub const ENV_AGENT_DIR: &str = "VIGIL_AGENT_DIR";
+/// Environment variable for `--public-url`.
+pub const ENV_PUBLIC_URL: &str = "VIGIL_PUBLIC_URL";
+/// Environment variable for `--local-agent`.
+pub const ENV_LOCAL_AGENT: &str = "VIGIL_LOCAL_AGENT";
+/// Environment variable for `--database-url`.
+pub const ENV_DATABASE_URL: &str = "VIGIL_DATABASE_URL";
 /// Environment variable for the CLI's `--url`.
 pub const ENV_URL: &str = "VIGIL_URL";
 /// Environment variable holding the API token for the CLI.
@@ -43,30 +70,18 @@ pub struct DataDirArg {
     pub data_dir: PathBuf,
 }
 
-/// The flags of `serve`.
-#[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub data_dir: DataDirArg,
-    /// Address of the HTTP API (IP:PORT). Keep it on loopback unless a proxy fronts it.
-    #[arg(long, env = ENV_HTTP_LISTEN, default_value = DEFAULT_HTTP_LISTEN, value_name = "ADDR")]
-    pub http_listen: String,
-    /// Address of the agent gateway (IP:PORT), where agents enroll and connect over TLS.
-    #[arg(long, env = ENV_GRPC_LISTEN, default_value = DEFAULT_GRPC_LISTEN, value_name = "ADDR")]
-    pub grpc_listen: String,
-    /// Extra DNS name or IP address for the gateway certificate (repeatable; the env
-    /// variable takes a comma-separated list). Always present: vigil-gateway, localhost,
-    /// this host's name, 127.0.0.1 and ::1.
-    #[arg(long = "gateway-san", env = ENV_GATEWAY_SANS, value_delimiter = ',', value_name = "NAME")]
-    pub gateway_sans: Vec<String>,
-    /// How often agents send a heartbeat, in seconds; a stream silent for three intervals
-    /// is dropped.
-    #[arg(long, default_value_t = DEFAULT_HEARTBEAT_S, value_name = "SECONDS")]
-    pub heartbeat_interval_s: u64,
-    /// Serve POST /api/raw-exec, which forwards commands to agents WITHOUT classifying them.
-    /// For end-to-end tests of the agent's guard only; never in production.
-    #[arg(long)]
-    pub test_raw_exec: bool,
+/// Which certificate the HTTP API serves, when it serves TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpTls {
+    /// A certificate issued by the controller's CA (kept in the data directory).
+    IssuedByCa,
+    /// The operator's certificate chain and key (PEM files).
+    Files {
+        /// The certificate chain.
+        cert: PathBuf,
+        /// The private key.
+        key: PathBuf,
+    },
 }
 
 /// The validated configuration of `serve`.
@@ -84,6 +99,18 @@ pub struct Config {
     pub heartbeat: Duration,
     /// Whether `POST /api/raw-exec` exists.
     pub raw_exec: bool,
+    /// TLS on the HTTP API, if any.
+    pub http_tls: Option<HttpTls>,
+    /// The operator's certificate is publicly trusted: install lines do not pin it.
+    pub install_trust_system_roots: bool,
+    /// Where the agent binaries for download live.
+    pub agent_dir: PathBuf,
+    /// The URL hosts reach the HTTP API at (`scheme://host[:port]`, no trailing slash).
+    pub public_url: Option<reqwest::Url>,
+    /// Enroll and supervise an agent for this machine.
+    pub local_agent: bool,
+    /// `postgres://…` when the state lives in PostgreSQL.
+    pub database_url: Option<String>,
 }
 
 fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
@@ -94,11 +121,107 @@ fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
     })
 }
 
+fn existing_file(flag: &str, path: &Path) -> Result<()> {
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(Error::Config(format!(
+            "--{flag} {} does not exist or is not a file",
+            path.display()
+        )))
+    }
+}
+
+fn public_url(value: &str, tls: bool) -> Result<reqwest::Url> {
+    let bad = |why: &str| Error::Config(format!("--public-url {value:?} {why}"));
+    let url = reqwest::Url::parse(value.trim()).map_err(|e| bad(&format!("is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad("must be http(s)://HOST[:PORT]"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("must not have a path, query or fragment"));
+    }
+    if tls && url.scheme() != "https" {
+        return Err(bad("must be https:// when the HTTP API serves TLS"));
+    }
+    Ok(url)
+}
+
+fn http_tls(
+    tls: Option<bool>,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+) -> Result<Option<HttpTls>> {
+    match (cert, key) {
+        (Some(cert), Some(key)) => {
+            if tls == Some(false) {
+                return Err(Error::Config(
+                    "--http-cert/--http-key are set but --http-tls is false".into(),
+                ));
+            }
+            existing_file("http-cert", &cert)?;
+            existing_file("http-key", &key)?;
+            Ok(Some(HttpTls::Files { cert, key }))
+        }
+        (Some(_), None) => Err(Error::Config(
+            "--http-cert needs --http-key (the certificate's private key, PEM)".into(),
+        )),
+        (None, Some(_)) => Err(Error::Config(
+            "--http-key needs --http-cert (the certificate chain, PEM)".into(),
+        )),
+        (None, None) => Ok(tls.unwrap_or(false).then_some(HttpTls::IssuedByCa)),
+    }
+}
+
+fn default_agent_dir() -> Result<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .ok_or_else(|| Error::Config("cannot find this binary's directory; set --agent-dir".into()))
+}
+
 impl Config {
-    /// Validates the flags.
+    /// Defaults on ephemeral loopback ports with state in `data_dir` (for tests and
+    /// embedding): `Config { raw_exec: true, ..Config::local(dir) }`.
+    pub fn local(data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            data_dir: data_dir.into(),
+            http_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            grpc_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            gateway_sans: Vec::new(),
+            heartbeat: Duration::from_secs(DEFAULT_HEARTBEAT_S),
+            raw_exec: false,
+            http_tls: None,
+            install_trust_system_roots: false,
+            agent_dir: default_agent_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            public_url: None,
+            local_agent: false,
+            database_url: None,
+        }
+    }
+
+    /// Reads the `--config` file (if any), layers the flags and environment over it and
+    /// validates the result.
     pub fn from_args(args: &ServeArgs) -> Result<Config> {
-        let http_listen = listen_addr("http-listen", &args.http_listen)?;
-        let grpc_listen = listen_addr("grpc-listen", &args.grpc_listen)?;
+        let file = match &args.config {
+            Some(path) => FileConfig::load(path)?,
+            None => FileConfig::default(),
+        };
+        Self::from_layers(args.clone(), file)
+    }
+
+    /// Validates flags and environment (`args`) over the file's values.
+    pub fn from_layers(args: ServeArgs, file: FileConfig) -> Result<Config> {
+        let http_listen = args.http_listen.or(file.http_listen);
+        let http_listen = listen_addr(
+            "http-listen",
+            http_listen.as_deref().unwrap_or(DEFAULT_HTTP_LISTEN),
+        )?;
+        let grpc_listen = args.grpc_listen.or(file.grpc_listen);
+        let grpc_listen = listen_addr(
+            "grpc-listen",
+            grpc_listen.as_deref().unwrap_or(DEFAULT_GRPC_LISTEN),
+        )?;
         if http_listen.port() != 0 && http_listen.port() == grpc_listen.port() {
             let overlap = http_listen.ip() == grpc_listen.ip()
                 || http_listen.ip().is_unspecified()
@@ -109,78 +232,85 @@ impl Config {
                 )));
             }
         }
-        if !(1..=300).contains(&args.heartbeat_interval_s) {
+        let heartbeat_s = args
+            .heartbeat_interval_s
+            .or(file.heartbeat_interval_s)
+            .unwrap_or(DEFAULT_HEARTBEAT_S);
+        if !(1..=300).contains(&heartbeat_s) {
             return Err(Error::Config(format!(
-                "--heartbeat-interval-s {} must be between 1 and 300",
-                args.heartbeat_interval_s
+                "--heartbeat-interval-s {heartbeat_s} must be between 1 and 300"
             )));
         }
-        let gateway_sans = args
-            .gateway_sans
+        let sans = if args.gateway_sans.is_empty() {
+            file.gateway_sans.unwrap_or_default()
+        } else {
+            args.gateway_sans
+        };
+        let gateway_sans = sans
             .iter()
             .filter(|s| !s.trim().is_empty())
             .map(|s| GatewaySan::parse(s))
             .collect::<Result<Vec<_>>>()?;
-        let data_dir = args.data_dir.data_dir.clone();
+        let data_dir = args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
         if data_dir.exists() && !data_dir.is_dir() {
             return Err(Error::Config(format!(
                 "--data-dir {} exists and is not a directory",
                 data_dir.display()
             )));
         }
+        let http_tls = http_tls(
+            args.http_tls.or(file.http_tls),
+            args.http_cert.or(file.http_cert),
+            args.http_key.or(file.http_key),
+        )?;
+        let public_url = match args.public_url.or(file.public_url) {
+            Some(value) => Some(public_url(&value, http_tls.is_some())?),
+            None => None,
+        };
+        let agent_dir = match args.agent_dir.or(file.agent_dir) {
+            Some(dir) if !dir.is_dir() => {
+                return Err(Error::Config(format!(
+                    "--agent-dir {} is not a directory",
+                    dir.display()
+                )));
+            }
+            Some(dir) => dir,
+            None => default_agent_dir()?,
+        };
+        let local_agent = args.local_agent.or(file.local_agent).unwrap_or(false);
+        if local_agent {
+            crate::local_agent::agent_binary()?;
+        }
+        let database_url = args.database_url.or(file.database_url);
+        if let Some(url) = &database_url
+            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(Error::Config(
+                "--database-url must start with postgres:// or postgresql://".into(),
+            ));
+        }
         Ok(Config {
             data_dir,
             http_listen,
             grpc_listen,
             gateway_sans,
-            heartbeat: Duration::from_secs(args.heartbeat_interval_s),
+            heartbeat: Duration::from_secs(heartbeat_s),
             raw_exec: args.test_raw_exec,
+            http_tls,
+            install_trust_system_roots: args
+                .install_trust_system_roots
+                .or(file.install_trust_system_roots)
+                .unwrap_or(false),
+            agent_dir,
+            public_url,
+            local_agent,
+            database_url,
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args() -> ServeArgs {
-        ServeArgs {
-            data_dir: DataDirArg {
-                data_dir: PathBuf::from("/nonexistent/vigil"),
-            },
-            http_listen: DEFAULT_HTTP_LISTEN.into(),
-            grpc_listen: DEFAULT_GRPC_LISTEN.into(),
-            gateway_sans: vec!["vigil.example".into(), "10.0.0.2".into()],
-            heartbeat_interval_s: 10,
-            test_raw_exec: false,
-        }
-    }
-
-    #[test]
-    fn defaults_validate() {
-        let config = Config::from_args(&args()).unwrap();
-        assert_eq!(config.http_listen.port(), 8640);
-        assert_eq!(config.gateway_sans.len(), 2);
-    }
-
-    #[test]
-    fn bad_values_are_refused_before_binding() {
-        let mut bad = args();
-        bad.http_listen = "localhost:80".into();
-        assert!(
-            Config::from_args(&bad)
-                .unwrap_err()
-                .to_string()
-                .contains("--http-listen")
-        );
-        let mut bad = args();
-        bad.http_listen = "0.0.0.0:8641".into();
-        assert!(Config::from_args(&bad).is_err(), "same port");
-        let mut bad = args();
-        bad.heartbeat_interval_s = 0;
-        assert!(Config::from_args(&bad).is_err());
-        let mut bad = args();
-        bad.gateway_sans = vec!["bad name!".into()];
-        assert!(Config::from_args(&bad).is_err());
-    }
-}
+mod tests;

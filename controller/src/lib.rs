@@ -18,12 +18,15 @@
 
 pub mod agents;
 pub mod api;
+pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod data_dir;
 mod error;
 pub mod gateway;
+pub mod http_tls;
+pub mod local_agent;
 pub mod pki;
 pub mod policy_cli;
 pub mod server;

@@ -14,7 +14,8 @@ use tracing::{info, warn};
 use vigil_proto::agent::v1::Goodbye;
 
 use crate::agents::Agents;
-use crate::api::{self, AdminAuth, ApiOptions, ApiState};
+use crate::api::install::InstallSite;
+use crate::api::{self, ApiOptions, ApiState, Metrics};
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::gateway::{
@@ -38,6 +39,10 @@ pub struct RunningController {
     pub ca_fingerprint: String,
     /// The agent registry (for tests and future subsystems).
     pub agents: Agents,
+    /// Install lines and agent downloads.
+    pub install: Arc<InstallSite>,
+    /// The id of the agent `--local-agent` supervises.
+    pub local_agent: Option<String>,
     shutdown: CancellationToken,
     tasks: JoinSet<Result<()>>,
 }
@@ -56,6 +61,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         &config.gateway_sans,
         OffsetDateTime::now_utc(),
     )?);
+    let http_cert = crate::http_tls::prepare(config, &dir, &pki.ca)?;
     let (admin_token, created) = api::auth::load_or_create_admin_token(&dir)?;
     let token_path = dir.path(ADMIN_TOKEN);
     if created {
@@ -63,7 +69,8 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     } else {
         info!(path = %token_path.display(), "using the admin API token");
     }
-    let store = Store::open(&dir).await?;
+    let store = Store::open_selected(&dir, config.database_url.as_deref()).await?;
+    api::auth::register_admin_token(&store, &admin_token).await?;
     let (revoked_agents, revoked_serials) = store.load_revocations().await?;
     let revocations = Arc::new(RevocationSet::new(revoked_agents, revoked_serials));
     let sessions = Arc::new(Sessions::new());
@@ -78,7 +85,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let state = ApiState {
         agents: agents.clone(),
         dispatcher: Dispatcher::new(sessions, store.clone()),
-        auth: Arc::new(AdminAuth::new(&admin_token)),
+        metrics: Arc::new(Metrics::new()),
     };
     let router = api::router(
         state,
@@ -98,7 +105,34 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
-    tasks.spawn(api::serve(http_listener, router, shutdown.clone()));
+    let install = Arc::new(InstallSite::new(
+        config,
+        http_addr,
+        grpc_addr,
+        pki.ca.fingerprint(),
+        http_cert.as_ref().map(|cert| cert.pin.clone()),
+    ));
+    let router = router.layer(axum::Extension(install.clone()));
+    tasks.spawn(crate::http_tls::serve(
+        http_listener,
+        router,
+        http_cert,
+        shutdown.clone(),
+    ));
+    let local_agent = if config.local_agent {
+        let agent = crate::local_agent::enroll(
+            &config.data_dir,
+            agents.store(),
+            &crate::local_agent::gateway_url(grpc_addr),
+            &pki.ca.fingerprint(),
+        )
+        .await?;
+        let id = agent.id.clone();
+        tasks.spawn(agent.supervise(shutdown.clone()));
+        Some(id)
+    } else {
+        None
+    };
     if config.raw_exec {
         warn!(
             "POST /api/raw-exec is enabled: commands reach agents without classification (tests only)"
@@ -111,6 +145,8 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         grpc_addr,
         ca_fingerprint,
         agents,
+        install,
+        local_agent,
         shutdown,
         tasks,
     })

@@ -219,12 +219,9 @@ async fn the_handshake_refuses_missing_foreign_expired_and_revoked_certificates(
     let dir = ctrl.dir;
     ctrl.running.shutdown().await.unwrap();
     let config = vigil_controller::config::Config {
-        data_dir: dir.path().join("data"),
-        http_listen: "127.0.0.1:0".parse().unwrap(),
-        grpc_listen: "127.0.0.1:0".parse().unwrap(),
-        gateway_sans: vec![],
         heartbeat: HEARTBEAT,
         raw_exec: false,
+        ..vigil_controller::config::Config::local(dir.path().join("data"))
     };
     let again = vigil_controller::server::start(&config).await.unwrap();
     assert!(

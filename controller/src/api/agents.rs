@@ -1,12 +1,15 @@
 //! `GET /api/agents` and `POST /api/agents/{id}/revoke`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use serde_json::{Value, json};
 use vigil_shared::ids::AgentId;
 
 use super::ApiState;
+use super::auth::Principal;
 use crate::agents::AgentView;
+use crate::audit::{self, Entry};
+use crate::clock::rfc3339;
 use crate::{Error, Result};
 
 /// An agent id from a path or body; anything that is not one names no agent (404).
@@ -22,11 +25,43 @@ pub async fn list(State(state): State<ApiState>) -> Result<Json<Vec<AgentView>>>
 }
 
 /// `POST /api/agents/{id}/revoke`: `{id, revoked: true}`.
-pub async fn revoke(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Json<Value>> {
+pub async fn revoke(
+    State(state): State<ApiState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
     let id = parse_agent_id(&id)?;
     state
         .agents
         .revoke(id, "revoked by an administrator")
         .await?;
+    let entry = Entry::new(&principal.name, "agent.revoke", "ok").agent(id);
+    audit::record(state.agents.store(), entry).await;
     Ok(Json(json!({ "id": id.to_string(), "revoked": true })))
+}
+
+/// `GET /api/agents/{id}`: one agent (revoked ones too), with its facts and certificate.
+pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Json<Value>> {
+    let id = parse_agent_id(&id)?;
+    let row = state
+        .agents
+        .store()
+        .get_agent(id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("no agent with id {id}")))?;
+    let connected = state.agents.sessions().get(id).is_some();
+    Ok(Json(json!({
+        "id": id.to_string(),
+        "hostname": row.hostname,
+        "connected": connected,
+        "read_only": row.read_only,
+        "labels": row.labels,
+        "version": row.version,
+        "last_seen": row.last_seen.map(rfc3339),
+        "created_at": rfc3339(row.created_at),
+        "revoked_at": row.revoked_at.map(rfc3339),
+        "cert_serial": row.cert_serial,
+        "cert_expires_at": rfc3339(row.cert_expires_at),
+        "facts": row.facts,
+    })))
 }

@@ -1,69 +1,77 @@
-//! Bearer-token authentication of the HTTP API. Today one token, the content of
-//! `<data-dir>/admin.token`, with the role `admin`; the roles issue adds hashed API tokens
-//! and checks the [`Principal`] this middleware attaches to each request.
+//! Bearer-token authentication and role checks of the HTTP API. Tokens live hashed in the
+//! database ([`crate::store::api_tokens`]); `<data-dir>/admin.token` holds the first
+//! admin token, stored like any other. [`require_role`] guards each route group: no or an
+//! unknown token is 401, too low a role is 403 `FORBIDDEN`.
 
 use std::fmt;
+use std::str::FromStr;
 
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::Response;
-use sha2::{Digest, Sha256};
+use serde_json::json;
 
 use super::ApiState;
+use crate::clock::unix_now;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
+use crate::store::Store;
+use crate::store::api_tokens::generate_token;
 use crate::{Error, Result};
 
-/// Roles, lowest first (only `Admin` exists until the roles issue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Roles, lowest first: each may do what the lower ones may.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
-    /// May read.
+    /// May read (agents, remote reads).
     Viewer,
-    /// May approve writes.
+    /// May also decide approvals.
     Operator,
-    /// May do everything.
+    /// May do everything: revoke, audit, raw execution.
     Admin,
+}
+
+impl Role {
+    /// The stored and displayed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Role> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "viewer" => Ok(Role::Viewer),
+            "operator" => Ok(Role::Operator),
+            "admin" => Ok(Role::Admin),
+            other => Err(Error::InvalidInput(format!(
+                "unknown role {other:?} (viewer, operator or admin)"
+            ))),
+        }
+    }
 }
 
 /// Who made a request, attached to the request's extensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// A name for logs (`admin`).
+    /// The token's name: the actor in logs and the audit log.
     pub name: String,
     /// The role.
     pub role: Role,
-}
-
-/// The admin token, kept only as its SHA-256.
-#[derive(Clone)]
-pub struct AdminAuth {
-    digest: [u8; 32],
-}
-
-impl fmt::Debug for AdminAuth {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AdminAuth(..)")
-    }
-}
-
-impl AdminAuth {
-    /// Accepts exactly `token`.
-    pub fn new(token: &str) -> Self {
-        AdminAuth {
-            digest: Sha256::digest(token.trim().as_bytes()).into(),
-        }
-    }
-
-    /// True when `presented` is the token; the comparison takes the same time whatever
-    /// the input (both sides are hashed, then compared without an early exit).
-    pub fn check(&self, presented: &str) -> bool {
-        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        digest
-            .iter()
-            .zip(self.digest.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-    }
 }
 
 /// Reads `admin.token`, creating it (`vat_` and 64 hex characters, mode 0600) on first
@@ -76,24 +84,25 @@ pub fn load_or_create_admin_token(dir: &DataDir) -> Result<(String, bool)> {
             return Ok((token, false));
         }
     }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Certificate(format!("random token: {e}")))?;
-    let token = format!("vat_{}", hex::encode(bytes));
+    let token = generate_token()?;
     dir.write_private(ADMIN_TOKEN, format!("{token}\n").as_bytes())?;
     Ok((token, true))
 }
 
-/// Middleware: refuses requests without the right bearer token (401), attaches the
-/// [`Principal`] otherwise.
-pub async fn require_token(
-    State(state): State<ApiState>,
-    mut request: Request,
-    next: Next,
-) -> Result<Response> {
+/// Makes the content of `admin.token` an admin API token named `admin` (stored hashed;
+/// a no-op when it already is).
+pub async fn register_admin_token(store: &Store, token: &str) -> Result<()> {
+    store
+        .insert_api_token(token, "admin", Role::Admin, unix_now())
+        .await
+        .map(|_| ())
+}
+
+fn bearer(request: &Request) -> Result<&str> {
     let header = request.headers().get(AUTHORIZATION).ok_or_else(|| {
         Error::Unauthenticated("missing bearer token (Authorization: Bearer <token>)".into())
     })?;
-    let token = header
+    header
         .to_str()
         .ok()
         .and_then(|value| {
@@ -102,13 +111,40 @@ pub async fn require_token(
         })
         .ok_or_else(|| {
             Error::Unauthenticated("the Authorization header is not a bearer token".into())
-        })?;
-    if !state.auth.check(token) {
-        return Err(Error::Unauthenticated("invalid bearer token".into()));
+        })
+}
+
+/// The 403 of a role check.
+pub fn forbidden(needed: Role, has: Role) -> Error {
+    Error::Api {
+        status: 403,
+        code: "FORBIDDEN".into(),
+        message: format!("this needs the {needed} role; the token has {has}"),
+        details: json!({ "required_role": needed, "role": has }),
+    }
+}
+
+/// Middleware: authenticates the bearer token (401), checks that its role is at least
+/// the route group's (403) and attaches the [`Principal`].
+pub async fn require_role(
+    State((state, needed)): State<(ApiState, Role)>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response> {
+    let token = bearer(&request)?;
+    let found = state
+        .agents
+        .store()
+        .authenticate(token, unix_now())
+        .await?
+        .ok_or_else(|| Error::Unauthenticated("invalid bearer token".into()))?;
+    if found.role < needed {
+        tracing::info!(token = %found.name, role = %found.role, needed = %needed, "role too low");
+        return Err(forbidden(needed, found.role));
     }
     request.extensions_mut().insert(Principal {
-        name: "admin".into(),
-        role: Role::Admin,
+        name: found.name,
+        role: found.role,
     });
     Ok(next.run(request).await)
 }
@@ -118,11 +154,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_token_passes() {
-        let auth = AdminAuth::new("vat_abc\n");
-        assert!(auth.check("vat_abc"));
-        assert!(!auth.check("vat_abd"));
-        assert!(!auth.check(""));
+    fn roles_are_ordered_and_parse() {
+        assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Admin);
+        assert_eq!("Operator".parse::<Role>().unwrap(), Role::Operator);
+        assert!("root".parse::<Role>().is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! provably read-only and bounded; only then is it sent to the agent as a READ, and the
 //! agent classifies it again.
 
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
@@ -12,8 +12,11 @@ use vigil_shared::policy::{Classification, classify};
 
 use super::ApiState;
 use super::agents::parse_agent_id;
+use super::auth::Principal;
 use super::exec_output::{ResponseFormat, run};
 use super::json_body::JsonBody;
+use crate::audit::exec::ExecTrail;
+use crate::audit::{self, Entry};
 use crate::gateway::convert::target_to_proto;
 use crate::{Error, Result};
 
@@ -66,12 +69,14 @@ pub fn require_read(classification: &Classification) -> Result<()> {
 pub async fn exec(
     State(state): State<ApiState>,
     headers: HeaderMap,
+    Extension(principal): Extension<Principal>,
     JsonBody(body): JsonBody<ExecBody>,
 ) -> Result<Response> {
     if body.command.trim().is_empty() {
         return Err(Error::InvalidInput("command is empty".into()));
     }
     let target = parse_target(body.target.as_deref())?;
+    let target_text = body.target.clone().unwrap_or_else(|| "host".into());
     let timeout_s = body.timeout_s.unwrap_or(0);
     if timeout_s > MAX_TIMEOUT_S {
         return Err(Error::InvalidInput(format!(
@@ -81,6 +86,10 @@ pub async fn exec(
     let classification = classify(&body.command);
     if let Err(refusal) = require_read(&classification) {
         tracing::info!(code = refusal.api_code(), "refused a command");
+        let mut entry = Entry::new(&principal.name, "exec", "refused").command(&body.command);
+        entry.agent = Some(body.agent.clone());
+        entry.target = Some(target_text);
+        audit::record(state.agents.store(), entry).await;
         return Err(refusal);
     }
     let agent = parse_agent_id(&body.agent)?;
@@ -93,11 +102,21 @@ pub async fn exec(
         timeout_s,
         output_cap_bytes: 0,
     };
+    let trail = ExecTrail::new(
+        state.agents.store().clone(),
+        state.metrics.clone(),
+        &principal.name,
+        "exec",
+        &agent.to_string(),
+        &target_text,
+        &request.command,
+    );
     run(
         &state.dispatcher,
         agent,
         request,
         ResponseFormat::from_headers(&headers),
+        trail,
     )
     .await
 }

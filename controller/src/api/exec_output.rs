@@ -21,6 +21,7 @@ use vigil_proto::agent::v1::{ExecRequest, Finished, exec_event, finished};
 use vigil_shared::ids::AgentId;
 
 use super::exec::MAX_TIMEOUT_S;
+use crate::audit::exec::ExecTrail;
 use crate::gateway::{Dispatcher, ExecStream};
 use crate::{Error, Result};
 
@@ -62,7 +63,7 @@ pub struct ExecOutcome {
 }
 
 impl ExecExit {
-    fn from_finished(finished: &Finished) -> Self {
+    pub(crate) fn from_finished(finished: &Finished) -> Self {
         let (exit_code, signal) = match finished.status {
             Some(finished::Status::ExitCode(code)) => (Some(code), None),
             Some(finished::Status::Signal(signal)) => (None, Some(signal)),
@@ -113,14 +114,18 @@ pub async fn run(
     agent: AgentId,
     request: ExecRequest,
     format: ResponseFormat,
+    mut trail: ExecTrail,
 ) -> Result<Response> {
     let timeout_s = match request.timeout_s {
         0 => DEFAULT_TIMEOUT_S,
         n => n.min(MAX_TIMEOUT_S),
     };
     let deadline = Instant::now() + Duration::from_secs(u64::from(timeout_s)) + DEADLINE_GRACE;
-    let mut stream = dispatcher.exec(agent, request).await?;
-    let first = next_event(&mut stream, deadline, timeout_s).await?;
+    let mut stream = dispatcher
+        .exec(agent, request)
+        .await
+        .inspect_err(|e| trail.failed(e.api_code()))?;
+    let first = next_event(&mut stream, &mut trail, deadline, timeout_s).await?;
     if let exec_event::Kind::Rejected(rejected) = first {
         tracing::info!(code = %rejected.code, reason = %rejected.reason, "the agent refused a command");
         return Err(Error::AgentRejected {
@@ -130,22 +135,28 @@ pub async fn run(
     }
     match format {
         ResponseFormat::Json => {
-            Ok(Json(collect(stream, first, deadline, timeout_s).await?).into_response())
+            Ok(Json(collect(stream, first, deadline, timeout_s, trail).await?).into_response())
         }
-        ResponseFormat::EventStream => Ok(event_stream(stream, first, deadline, timeout_s)),
+        ResponseFormat::EventStream => Ok(event_stream(stream, first, deadline, timeout_s, trail)),
     }
 }
 
 async fn next_event(
     stream: &mut ExecStream,
+    trail: &mut ExecTrail,
     deadline: Instant,
     timeout_s: u32,
 ) -> Result<exec_event::Kind> {
-    match tokio::time::timeout_at(deadline, stream.next()).await {
+    let next = match tokio::time::timeout_at(deadline, stream.next()).await {
         Err(_) => Err(Error::ExecTimeout(u64::from(timeout_s))),
         Ok(None) => Err(Error::AgentGone(stream.agent())),
         Ok(Some(kind)) => Ok(kind),
+    };
+    match &next {
+        Ok(kind) => trail.observe(kind),
+        Err(error) => trail.failed(error.api_code()),
     }
+    next
 }
 
 fn append_capped(buffer: &mut Vec<u8>, chunk: &[u8], truncated: &mut bool) {
@@ -161,13 +172,14 @@ async fn collect(
     first: exec_event::Kind,
     deadline: Instant,
     timeout_s: u32,
+    mut trail: ExecTrail,
 ) -> Result<ExecOutcome> {
     let (mut stdout, mut stderr, mut cut) = (Vec::new(), Vec::new(), false);
     let mut next = Some(first);
     loop {
         let kind = match next.take() {
             Some(kind) => kind,
-            None => next_event(&mut stream, deadline, timeout_s).await?,
+            None => next_event(&mut stream, &mut trail, deadline, timeout_s).await?,
         };
         match kind {
             exec_event::Kind::Started(_) => {}
@@ -201,9 +213,10 @@ fn event_stream(
     first: exec_event::Kind,
     deadline: Instant,
     timeout_s: u32,
+    trail: ExecTrail,
 ) -> Response {
     let (tx, rx) = mpsc::channel(32);
-    tokio::spawn(pump(stream, first, deadline, timeout_s, tx).in_current_span());
+    tokio::spawn(pump(stream, first, deadline, timeout_s, tx, trail).in_current_span());
     Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -222,6 +235,7 @@ async fn pump(
     deadline: Instant,
     timeout_s: u32,
     tx: EventSender,
+    mut trail: ExecTrail,
 ) {
     let mut stdout = Utf8Carry::default();
     let mut stderr = Utf8Carry::default();
@@ -234,7 +248,7 @@ async fn pump(
                     tracing::info!(request_id = %stream.request_id(), "client went away; cancelling the command");
                     return;
                 }
-                event = next_event(&mut stream, deadline, timeout_s) => match event {
+                event = next_event(&mut stream, &mut trail, deadline, timeout_s) => match event {
                     Ok(kind) => kind,
                     Err(error) => {
                         let _ = tx.send(Ok(error_event(&error))).await;

@@ -2,13 +2,19 @@
 //! ([`request_span`]), JSON bodies with a size limit ([`json_body`]), the agent routes
 //! ([`agents`]) and remote execution ([`exec`], [`raw_exec`], [`exec_output`]). Every
 //! error is an [`Error`](crate::Error) rendered as `{"error":{code,message,details}}`.
-//! New route groups (approvals, audit, metrics) are added in [`router`].
+//! Approvals ([`approvals`]), the audit log ([`audit`]), readiness and metrics
+//! ([`metrics`]) complete it; [`router`] puts each route in a group by the role it needs.
 
 pub mod agents;
+pub mod approvals;
+pub mod audit;
 pub mod auth;
 pub mod exec;
 pub mod exec_output;
+pub mod install;
+pub mod join_tokens;
 pub mod json_body;
+pub mod metrics;
 pub mod raw_exec;
 pub mod request_span;
 
@@ -23,8 +29,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use auth::{AdminAuth, Principal, Role};
+pub use auth::{Principal, Role};
 pub use exec_output::{ExecExit, ExecOutcome};
+pub use metrics::Metrics;
 
 use crate::agents::Agents;
 use crate::gateway::Dispatcher;
@@ -37,8 +44,8 @@ pub struct ApiState {
     pub agents: Agents,
     /// Sends commands to agents.
     pub dispatcher: Dispatcher,
-    /// The bearer-token check.
-    pub auth: Arc<AdminAuth>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Options that change which routes exist.
@@ -50,23 +57,45 @@ pub struct ApiOptions {
 
 /// The API's routes.
 pub fn router(state: ApiState, options: ApiOptions) -> Router {
-    let mut api = Router::new()
+    // Every route declares its role by the group it is in.
+    let viewer = Router::new()
         .route("/api/agents", get(agents::list))
+        .route("/api/agents/{id}", get(agents::get))
+        .route("/api/exec", post(exec::exec))
+        .route("/api/ai/approvals", get(approvals::list));
+    let operator = Router::new()
+        .route("/api/ai/approvals/{id}/approve", post(approvals::approve))
+        .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
+    let mut admin = Router::new()
         .route("/api/agents/{id}/revoke", post(agents::revoke))
-        .route("/api/exec", post(exec::exec));
+        .route("/api/audit", get(audit::list))
+        .route("/api/join-tokens", post(join_tokens::create));
     if options.raw_exec {
-        api = api.route("/api/raw-exec", post(raw_exec::raw_exec));
+        admin = admin.route("/api/raw-exec", post(raw_exec::raw_exec));
     }
-    let api = api.route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        auth::require_token,
-    ));
+    let guard = |router: Router<ApiState>, role: Role| {
+        router.route_layer(middleware::from_fn_with_state(
+            (state.clone(), role),
+            auth::require_role,
+        ))
+    };
+    let api = guard(viewer, Role::Viewer)
+        .merge(guard(operator, Role::Operator))
+        .merge(guard(admin, Role::Admin));
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(metrics::readyz))
+        .route("/metrics", get(metrics::metrics))
+        .route("/install.sh", get(install::script))
+        .route("/download/vigil-agent", get(install::download))
         .merge(api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(json_body::MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            state.metrics.clone(),
+            metrics::count_requests,
+        ))
         .layer(middleware::from_fn(request_span::trace_request))
         .with_state(state)
 }

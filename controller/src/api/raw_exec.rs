@@ -3,7 +3,7 @@
 //! agent's own guard (READ re-classification, grants, read-only mode). Never enable it in
 //! production.
 
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use base64::Engine;
@@ -13,9 +13,11 @@ use vigil_proto::agent::v1::{ExecMode, ExecRequest, Grant};
 
 use super::ApiState;
 use super::agents::parse_agent_id;
+use super::auth::Principal;
 use super::exec::parse_target;
 use super::exec_output::{ResponseFormat, run};
 use super::json_body::JsonBody;
+use crate::audit::exec::ExecTrail;
 use crate::gateway::convert::target_to_proto;
 use crate::{Error, Result};
 
@@ -90,6 +92,7 @@ impl RawGrant {
 pub async fn raw_exec(
     State(state): State<ApiState>,
     headers: HeaderMap,
+    Extension(principal): Extension<Principal>,
     JsonBody(body): JsonBody<RawExecBody>,
 ) -> Result<Response> {
     let mode = match body.mode.as_str() {
@@ -102,6 +105,7 @@ pub async fn raw_exec(
             )));
         }
     };
+    let target_text = body.target.clone().unwrap_or_else(|| "host".into());
     let target = match body.target.as_deref() {
         Some("") => None,
         other => Some(target_to_proto(&parse_target(other)?)),
@@ -118,11 +122,21 @@ pub async fn raw_exec(
         timeout_s: body.timeout_s.unwrap_or(0),
         output_cap_bytes: body.output_cap_bytes.unwrap_or(0),
     };
+    let trail = ExecTrail::new(
+        state.agents.store().clone(),
+        state.metrics.clone(),
+        &principal.name,
+        "raw_exec",
+        &agent.to_string(),
+        &target_text,
+        &request.command,
+    );
     run(
         &state.dispatcher,
         agent,
         request,
         ResponseFormat::from_headers(&headers),
+        trail,
     )
     .await
 }

@@ -7,6 +7,8 @@
 //! ([`client`]).
 
 pub mod agents;
+pub mod apitoken;
+pub mod audit;
 pub mod ca;
 pub mod client;
 pub mod exec;
@@ -23,8 +25,9 @@ const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or a refusal.
 `exec` exits with the remote command's exit code (128+N when signal N ended it).
 
-Environment: VIGIL_DATA_DIR, VIGIL_HTTP_LISTEN, VIGIL_GRPC_LISTEN, VIGIL_GATEWAY_SANS (serve),
-VIGIL_URL and VIGIL_TOKEN (agents, exec). Logs go to standard error; set RUST_LOG (for example
+Environment: VIGIL_DATA_DIR and VIGIL_DATABASE_URL (serve and the state subcommands), VIGIL_CONFIG
+and the other VIGIL_* keys listed by `serve --help` (serve), VIGIL_URL and VIGIL_TOKEN (agents,
+exec). Logs go to standard error; set RUST_LOG (for example
 RUST_LOG=debug) to see more.";
 
 /// `vigil-controller`: the Vigil controller.
@@ -50,6 +53,12 @@ pub enum Command {
     /// Create, list and revoke join tokens for enrolling agents.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Create, list and revoke API tokens (bearer tokens with a role) for the HTTP API.
+    #[command(subcommand)]
+    Apitoken(apitoken::ApiTokenCommand),
+    /// Verify the audit log's hash chain.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// Show the controller's certificate authority.
     #[command(subcommand)]
     Ca(ca::CaCommand),
@@ -78,6 +87,8 @@ pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Serve(args) => serve::run(&args).map(|()| 0),
         Command::Token(command) => token::run(command).map(|()| 0),
+        Command::Apitoken(command) => apitoken::run(command).map(|()| 0),
+        Command::Audit(command) => audit::run(command),
         Command::Ca(command) => ca::run(command).map(|()| 0),
         Command::Agents(args) => agents::run(args).map(|()| 0),
         Command::Exec(args) => exec::run(args),

@@ -10,7 +10,7 @@ use crate::clock::{rfc3339, unix_now};
 use crate::config::DataDirArg;
 use crate::data_dir::DataDir;
 use crate::pki::{Pki, join_token};
-use crate::store::{JoinTokenRow, Store};
+use crate::store::{DatabaseArg, JoinTokenRow, Store};
 use crate::{Error, Result};
 
 /// `vigil-controller token …`
@@ -29,6 +29,8 @@ pub enum TokenCommand {
 pub struct CreateArgs {
     #[command(flatten)]
     pub data_dir: DataDirArg,
+    #[command(flatten)]
+    pub database: DatabaseArg,
     /// How many agents may enroll with the token.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub uses: u32,
@@ -45,6 +47,8 @@ pub struct CreateArgs {
 pub struct ListArgs {
     #[command(flatten)]
     pub data_dir: DataDirArg,
+    #[command(flatten)]
+    pub database: DatabaseArg,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -55,6 +59,8 @@ pub struct ListArgs {
 pub struct RevokeArgs {
     #[command(flatten)]
     pub data_dir: DataDirArg,
+    #[command(flatten)]
+    pub database: DatabaseArg,
     /// The token's id (first 8 hex characters of its hash), full hash, or the token.
     pub id: String,
 }
@@ -81,12 +87,17 @@ async fn create(args: CreateArgs) -> Result<()> {
     let labels = join_token::parse_labels(&args.labels)?;
     let dir = DataDir::new(&args.data_dir.data_dir);
     let ca = Pki::load_or_create_ca(&dir, OffsetDateTime::now_utc())?;
-    let store = Store::open(&dir).await?;
+    let store = Store::open_selected(&dir, args.database.database_url.as_deref()).await?;
     let token = join_token::generate()?;
     let now = unix_now();
     let row = store
         .insert_join_token(&token.hash, &labels, args.uses, now, now + ttl)
         .await?;
+    crate::audit::record(
+        &store,
+        crate::audit::Entry::new("cli", "join_token.create", &row.id),
+    )
+    .await;
     store.close().await;
 
     let mut err = std::io::stderr().lock();
@@ -123,7 +134,11 @@ fn format_labels(row: &JoinTokenRow) -> String {
 }
 
 async fn list(args: ListArgs) -> Result<()> {
-    let store = Store::open(&DataDir::new(&args.data_dir.data_dir)).await?;
+    let store = Store::open_selected(
+        &DataDir::new(&args.data_dir.data_dir),
+        args.database.database_url.as_deref(),
+    )
+    .await?;
     let tokens = store.list_join_tokens().await?;
     store.close().await;
     let now = unix_now();
@@ -166,7 +181,11 @@ async fn list(args: ListArgs) -> Result<()> {
 }
 
 async fn revoke(args: RevokeArgs) -> Result<()> {
-    let store = Store::open(&DataDir::new(&args.data_dir.data_dir)).await?;
+    let store = Store::open_selected(
+        &DataDir::new(&args.data_dir.data_dir),
+        args.database.database_url.as_deref(),
+    )
+    .await?;
     let row = store.revoke_join_token(&args.id, unix_now()).await?;
     store.close().await;
     let mut out = std::io::stdout().lock();

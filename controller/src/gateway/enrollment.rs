@@ -69,6 +69,11 @@ impl EnrollmentService {
             self.agents.cut(previous, "replaced by a new enrollment");
         }
         info!(agent = %id, %hostname, serial = %cert.serial, "enrolled an agent");
+        let token_id = join_token::id_of(&join_token::hash(token)).to_owned();
+        let entry =
+            crate::audit::Entry::new(&format!("join_token:{token_id}"), "agent.enroll", "ok")
+                .agent(id);
+        crate::audit::record(self.agents.store(), entry).await;
         Ok(EnrollResponse {
             agent_id: id.to_string(),
             certificate_pem: cert.pem,

@@ -62,7 +62,7 @@ pub struct Enrolled {
     pub revoked_previous: Option<AgentId>,
 }
 
-fn row_to_agent(row: &sqlx::sqlite::SqliteRow) -> Result<AgentRow> {
+fn row_to_agent(row: &sqlx::any::AnyRow) -> Result<AgentRow> {
     let id: String = row.try_get("id")?;
     let facts: Option<String> = row.try_get("facts")?;
     Ok(AgentRow {
@@ -74,7 +74,7 @@ fn row_to_agent(row: &sqlx::sqlite::SqliteRow) -> Result<AgentRow> {
         cert_serial: row.try_get("cert_serial")?,
         cert_expires_at: row.try_get("cert_expires_at")?,
         version: row.try_get("version")?,
-        read_only: row.try_get("read_only")?,
+        read_only: row.try_get::<i64, _>("read_only")? != 0,
         last_seen: row.try_get("last_seen")?,
         facts: facts.and_then(|f| serde_json::from_str(&f).ok()),
         created_at: row.try_get("created_at")?,
@@ -140,10 +140,10 @@ impl Store {
     /// Enrolled agents, oldest first; revoked ones only when `include_revoked`.
     pub async fn list_agents(&self, include_revoked: bool) -> Result<Vec<AgentRow>> {
         let sql = if include_revoked {
-            "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, read_only,
+            "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
                     last_seen, facts, created_at, revoked_at FROM agents ORDER BY created_at, id"
         } else {
-            "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, read_only,
+            "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
                     last_seen, facts, created_at, revoked_at FROM agents
              WHERE revoked_at IS NULL ORDER BY created_at, id"
         };
@@ -153,7 +153,7 @@ impl Store {
 
     /// One agent, revoked or not.
     pub async fn get_agent(&self, id: AgentId) -> Result<Option<AgentRow>> {
-        let sql = "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, read_only,
+        let sql = "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
                           last_seen, facts, created_at, revoked_at FROM agents WHERE id = $1";
         let row = sqlx::query(sql)
             .bind(id.to_string())

@@ -1,30 +1,39 @@
-//! Persistence: sqlx repositories over SQLite (one file in the data directory, WAL mode)
-//! with embedded migrations. The SQL is kept portable (`$n` parameters, TEXT/BIGINT/BOOLEAN
-//! columns, `ON CONFLICT`, `RETURNING`) so the PostgreSQL issue only has to add a pool
-//! type behind [`Store`]; everything else takes a `Store`.
+//! Persistence: sqlx repositories over `sqlx::Any`, which is SQLite (one file in the data
+//! directory, WAL mode; the default) or PostgreSQL (`--database-url postgres://…` or
+//! `VIGIL_DATABASE_URL`). One set of migrations serves both: the SQL is portable (`$n`
+//! parameters, TEXT/BIGINT/BOOLEAN columns, `ON CONFLICT`, `RETURNING`; booleans are read
+//! back through `CASE` because the Any driver cannot decode SQLite booleans).
 //!
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
-//! (join tokens, hashed) and [`revocations`].
+//! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
+//! roles), [`approvals`] (decided atomically, once) and [`audit`] (the hash chain).
+//! [`testing`] gives tests a private PostgreSQL schema.
 
 pub mod agents;
+pub mod api_tokens;
+pub mod approvals;
+pub mod audit;
 pub mod revocations;
+pub mod testing;
 pub mod tokens;
 
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::Executor;
+use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::Result;
 use crate::data_dir::{DATABASE, DataDir};
+use crate::{Error, Result};
 
 pub use agents::{AgentRow, NewAgent};
 pub use tokens::{JoinTokenRow, TokenState};
 
-/// The database the controller runs on.
-pub type Db = sqlx::Sqlite;
+/// The database the controller runs on: `sqlx::Any` over SQLite or PostgreSQL, so every
+/// repository has one code path. The SQL is portable; the few differences (locking the
+/// audit chain) ask [`Store::backend`].
+pub type Db = sqlx::Any;
 /// A connection pool to [`Db`].
 pub type DbPool = sqlx::Pool<Db>;
 /// One connection of [`Db`] (inside a transaction, for example).
@@ -32,16 +41,47 @@ pub type DbConnection = <Db as sqlx::Database>::Connection;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
-/// How long a writer waits for another (the CLI and `serve` share the file).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Set on every SQLite connection: WAL, and a writer waits up to 10 s for another (the
+/// CLI and `serve` share the file).
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+    PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;";
+/// How long to wait for a pooled connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which database a [`Store`] runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// One SQLite file in the data directory (WAL mode).
+    Sqlite,
+    /// A PostgreSQL server (`--database-url postgres://…`).
+    Postgres,
+}
+
+/// `--database-url`: the flag of every subcommand that opens the database.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DatabaseArg {
+    /// PostgreSQL instead of SQLite in the data directory: postgres://USER:PASS@HOST/DB.
+    #[arg(long, env = crate::config::ENV_DATABASE_URL, value_name = "URL")]
+    pub database_url: Option<String>,
+}
 
 /// The controller's database, cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: DbPool,
+    backend: Backend,
 }
 
 impl Store {
+    /// Opens the database the flags select: PostgreSQL when `database_url` is given,
+    /// otherwise SQLite in the data directory.
+    pub async fn open_selected(dir: &DataDir, database_url: Option<&str>) -> Result<Store> {
+        match database_url.map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => Self::open_url(url).await,
+            None => Self::open(dir).await,
+        }
+    }
+
     /// Opens (creating with mode 0600 if needed) `vigil.db` in the data directory and
     /// applies the migrations, holding the data directory's lock so that `serve` and a
     /// CLI subcommand never migrate at the same time.
@@ -53,19 +93,41 @@ impl Store {
 
     /// Opens the SQLite database at `path` (WAL mode) and applies the migrations.
     pub async fn open_file(path: &Path) -> Result<Store> {
-        let options = SqliteConnectOptions::from_str("sqlite:")?
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
+        let path = path.to_str().ok_or_else(|| {
+            Error::Config(format!("database path {} is not UTF-8", path.display()))
+        })?;
+        let url = format!("sqlite://{}?mode=rwc", percent_encode_path(path));
+        Self::connect(&url, Backend::Sqlite, 4).await
+    }
+
+    /// Connects to PostgreSQL at `url` (`postgres://user:pass@host/db`) and applies the
+    /// migrations (the same ones as SQLite).
+    pub async fn open_url(url: &str) -> Result<Store> {
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(Error::Config(
+                "--database-url must start with postgres:// (SQLite needs no URL: it lives in --data-dir)".into(),
+            ));
+        }
+        Self::connect(url, Backend::Postgres, 16).await
+    }
+
+    async fn connect(url: &str, backend: Backend, max: u32) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .max_connections(max)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute(SQLITE_PRAGMAS).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(url)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store { pool, backend })
     }
 
     /// The connection pool, for repositories.
@@ -73,10 +135,32 @@ impl Store {
         &self.pool
     }
 
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// True when the database answers a trivial query (for `GET /readyz`).
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+
     /// Closes every connection (on shutdown).
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Escapes the characters that would end or confuse the path part of a `sqlite://` URL.
+fn percent_encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '%' | '?' | '#' | ' ' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Labels as stored: a JSON object of strings.
@@ -98,6 +182,18 @@ pub(crate) mod test_support {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(&DataDir::new(tmp.path())).await.unwrap();
         (store, tmp)
+    }
+
+    /// A fresh SQLite store and, when `VIGIL_TEST_DATABASE_URL` is set, a fresh
+    /// PostgreSQL store in its own schema: every store test runs on both.
+    pub async fn all_stores() -> Vec<(Store, testing::Cleanup)> {
+        let tmp = testing::tempfile_like::Dir::new().unwrap();
+        let sqlite = Store::open(&DataDir::new(tmp.path())).await.unwrap();
+        let mut stores = vec![(sqlite, testing::Cleanup::Dir(tmp))];
+        if let Some(pg) = testing::pg_store().await.unwrap() {
+            stores.push(pg);
+        }
+        stores
     }
 }
 

@@ -80,7 +80,7 @@ impl JoinTokenRow {
     }
 }
 
-fn row_to_token(row: &sqlx::sqlite::SqliteRow) -> Result<JoinTokenRow> {
+fn row_to_token(row: &sqlx::any::AnyRow) -> Result<JoinTokenRow> {
     Ok(JoinTokenRow {
         id: row.try_get("id")?,
         labels: labels_from_json(&row.try_get::<String, _>("labels")?),

@@ -27,12 +27,9 @@ impl TestController {
     pub async fn start(raw_exec: bool, heartbeat: Duration) -> TestController {
         let dir = tempfile::tempdir().unwrap();
         let config = Config {
-            data_dir: dir.path().join("data"),
-            http_listen: "127.0.0.1:0".parse().unwrap(),
-            grpc_listen: "127.0.0.1:0".parse().unwrap(),
-            gateway_sans: vec![],
             heartbeat,
             raw_exec,
+            ..Config::local(dir.path().join("data"))
         };
         let running = server::start(&config).await.unwrap();
         let admin_token = std::fs::read_to_string(dir.path().join("data/admin.token"))

@@ -1,0 +1,81 @@
+//! The flags of `serve`. Each is optional here: a flag wins over its environment variable
+//! (clap reads both), which wins over the `--config` file, which wins over the defaults
+//! applied in [`Config::from_args`](super::Config::from_args).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::builder::BoolishValueParser;
+
+use super::*;
+
+/// The flags of `serve`; every one (but `--config` and `--test-raw-exec`) is also a key of
+/// the configuration file, named like the flag with `_` for `-`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServeArgs {
+    /// TOML configuration file; its keys are the flags' names with `_` (unknown keys are
+    /// errors). Flags beat environment variables, which beat the file.
+    #[arg(long, env = ENV_CONFIG, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// [key data_dir] The controller's state directory: CA, keys, admin token, database.
+    /// Default ./.vigil.
+    #[arg(long, env = ENV_DATA_DIR, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// [key http_listen] Address of the HTTP API (IP:PORT). Default 127.0.0.1:8640; keep it
+    /// on loopback unless it serves TLS (--http-tls) or a proxy fronts it.
+    #[arg(long, env = ENV_HTTP_LISTEN, value_name = "ADDR")]
+    pub http_listen: Option<String>,
+    /// [key grpc_listen] Address of the agent gateway (IP:PORT), where agents enroll and
+    /// connect over mutual TLS. Default 0.0.0.0:8641.
+    #[arg(long, env = ENV_GRPC_LISTEN, value_name = "ADDR")]
+    pub grpc_listen: Option<String>,
+    /// [key gateway_sans] Extra DNS name or IP address for the gateway certificate
+    /// (repeatable; the env variable takes a comma-separated list). Always present:
+    /// vigil-gateway, localhost, this host's name, 127.0.0.1 and ::1.
+    #[arg(long = "gateway-san", env = ENV_GATEWAY_SANS, value_delimiter = ',', value_name = "NAME")]
+    pub gateway_sans: Vec<String>,
+    /// [key heartbeat_interval_s] How often agents send a heartbeat, in seconds (1-300,
+    /// default 10); a stream silent for three intervals is dropped.
+    #[arg(long, env = ENV_HEARTBEAT_INTERVAL_S, value_name = "SECONDS")]
+    pub heartbeat_interval_s: Option<u64>,
+    /// [key http_tls] Serve the HTTP API over TLS, with a certificate from the controller's
+    /// CA (or --http-cert/--http-key); install lines then pin its public key.
+    #[arg(long, env = ENV_HTTP_TLS, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    pub http_tls: Option<bool>,
+    /// [key http_cert] The operator's certificate chain (PEM) for the HTTP API; implies
+    /// --http-tls and needs --http-key.
+    #[arg(long, env = ENV_HTTP_CERT, value_name = "FILE")]
+    pub http_cert: Option<PathBuf>,
+    /// [key http_key] The private key (PEM) of --http-cert.
+    #[arg(long, env = ENV_HTTP_KEY, value_name = "FILE")]
+    pub http_key: Option<PathBuf>,
+    /// [key install_trust_system_roots] The --http-cert is publicly trusted: install lines
+    /// do not pin its key.
+    #[arg(long, env = ENV_INSTALL_TRUST_SYSTEM_ROOTS, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    pub install_trust_system_roots: Option<bool>,
+    /// [key agent_dir] Directory of the agent binaries served by GET /download/vigil-agent
+    /// (vigil-agent-x86_64, vigil-agent-aarch64, or vigil-agent for this host's
+    /// architecture). Default: the directory of this binary.
+    #[arg(long, env = ENV_AGENT_DIR, value_name = "DIR")]
+    pub agent_dir: Option<PathBuf>,
+    /// [key public_url] The URL hosts reach the HTTP API at, used in install lines (for
+    /// example https://ctrl.lan:8640); agents join the gateway on the same host. Default:
+    /// built from --http-listen.
+    #[arg(long, env = ENV_PUBLIC_URL, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// [key local_agent] Enroll and supervise one agent for this machine, with its state in
+    /// <data-dir>/local-agent (for `make run` and trying Vigil out).
+    #[arg(long, env = ENV_LOCAL_AGENT, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    pub local_agent: Option<bool>,
+    /// [key database_url] postgres://… to keep state in PostgreSQL instead of SQLite in the
+    /// data directory.
+    #[arg(long, env = ENV_DATABASE_URL, hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Serve POST /api/raw-exec, which forwards commands to agents WITHOUT classifying them.
+    /// For end-to-end tests of the agent's guard only; never in production.
+    #[arg(long)]
+    pub test_raw_exec: bool,
+}

@@ -1,0 +1,43 @@
+//! The `--config` TOML file: the same keys as the flags, unknown keys refused.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// The keys of the configuration file (all optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub data_dir: Option<PathBuf>,
+    pub http_listen: Option<String>,
+    pub grpc_listen: Option<String>,
+    pub gateway_sans: Option<Vec<String>>,
+    pub heartbeat_interval_s: Option<u64>,
+    pub http_tls: Option<bool>,
+    pub http_cert: Option<PathBuf>,
+    pub http_key: Option<PathBuf>,
+    pub install_trust_system_roots: Option<bool>,
+    pub agent_dir: Option<PathBuf>,
+    pub public_url: Option<String>,
+    pub local_agent: Option<bool>,
+    pub database_url: Option<String>,
+}
+
+impl FileConfig {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<FileConfig> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("cannot read --config {}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| match e {
+            Error::Config(message) => Error::Config(format!("{}: {message}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Parses the TOML text of a configuration file.
+    pub fn parse(text: &str) -> Result<FileConfig> {
+        toml::from_str(text).map_err(|e| Error::Config(e.to_string().trim().to_owned()))
+    }
+}

@@ -1,0 +1,116 @@
+use super::*;
+
+fn args() -> ServeArgs {
+    ServeArgs {
+        data_dir: Some(PathBuf::from("/nonexistent/vigil")),
+        gateway_sans: vec!["vigil.example".into(), "10.0.0.2".into()],
+        ..ServeArgs::default()
+    }
+}
+
+fn error_of(args: ServeArgs, file: FileConfig) -> String {
+    Config::from_layers(args, file).unwrap_err().to_string()
+}
+
+#[test]
+fn defaults_validate() {
+    let config = Config::from_layers(args(), FileConfig::default()).unwrap();
+    assert_eq!(config.http_listen.port(), 8640);
+    assert_eq!(config.grpc_listen.port(), 8641);
+    assert_eq!(config.gateway_sans.len(), 2);
+    assert_eq!(config.http_tls, None);
+    assert!(!config.local_agent && config.agent_dir.is_dir());
+}
+
+#[test]
+fn bad_values_are_refused_before_binding() {
+    let mut bad = args();
+    bad.http_listen = Some("localhost:80".into());
+    assert!(error_of(bad, FileConfig::default()).contains("--http-listen"));
+    let mut bad = args();
+    bad.http_listen = Some("0.0.0.0:8641".into());
+    assert!(error_of(bad, FileConfig::default()).contains("same port"));
+    let mut bad = args();
+    bad.heartbeat_interval_s = Some(0);
+    assert!(error_of(bad, FileConfig::default()).contains("heartbeat"));
+    let mut bad = args();
+    bad.gateway_sans = vec!["bad name!".into()];
+    assert!(Config::from_layers(bad, FileConfig::default()).is_err());
+    let mut bad = args();
+    bad.public_url = Some("https://ctrl.lan:8640/sub".into());
+    assert!(error_of(bad, FileConfig::default()).contains("path"));
+    let mut bad = args();
+    bad.agent_dir = Some("/nonexistent/agents".into());
+    assert!(error_of(bad, FileConfig::default()).contains("--agent-dir"));
+    let mut bad = args();
+    bad.database_url = Some("mysql://x".into());
+    assert!(error_of(bad, FileConfig::default()).contains("postgres"));
+}
+
+#[test]
+fn tls_flags_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cert = tmp.path().join("c.pem");
+    std::fs::write(&cert, "x").unwrap();
+    let mut bad = args();
+    bad.http_cert = Some(cert.clone());
+    assert!(error_of(bad, FileConfig::default()).contains("needs --http-key"));
+    let mut bad = args();
+    bad.http_cert = Some(cert.clone());
+    bad.http_key = Some(tmp.path().join("missing.key"));
+    assert!(error_of(bad, FileConfig::default()).contains("does not exist"));
+    let mut tls = args();
+    tls.http_tls = Some(true);
+    tls.public_url = Some("http://ctrl.lan:8640".into());
+    assert!(error_of(tls.clone(), FileConfig::default()).contains("https://"));
+    tls.public_url = Some("https://ctrl.lan:8640".into());
+    let config = Config::from_layers(tls, FileConfig::default()).unwrap();
+    assert_eq!(config.http_tls, Some(HttpTls::IssuedByCa));
+}
+
+#[test]
+fn flags_beat_the_file_and_the_file_beats_defaults() {
+    let file = FileConfig::parse(
+        r#"
+        http_listen = "127.0.0.1:9000"
+        grpc_listen = "127.0.0.1:9001"
+        gateway_sans = ["from-file.lan"]
+        local_agent = true
+        heartbeat_interval_s = 5
+        database_url = "postgres://vigil@db/vigil"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(file.local_agent, Some(true));
+    // The flag turns the file's local_agent off (on, it needs a built vigil-agent).
+    let flags = ServeArgs {
+        http_listen: Some("127.0.0.1:9100".into()),
+        local_agent: Some(false),
+        ..ServeArgs::default()
+    };
+    let config = Config::from_layers(flags.clone(), file.clone()).unwrap();
+    assert_eq!(config.http_listen.port(), 9100, "flag wins");
+    assert_eq!(config.grpc_listen.port(), 9001, "file beats the default");
+    assert_eq!(
+        config.gateway_sans,
+        [GatewaySan::Dns("from-file.lan".into())]
+    );
+    assert!(!config.local_agent);
+    assert_eq!(config.heartbeat, Duration::from_secs(5));
+    assert_eq!(config.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
+    assert!(config.database_url.is_some());
+}
+
+#[test]
+fn unknown_keys_and_bad_types_in_the_file_are_refused() {
+    let err = FileConfig::parse("http_lisen = \"x\"")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("http_lisen"), "{err}");
+    assert!(FileConfig::parse("local_agent = \"yes\"").is_err());
+    let tmp = tempfile::tempdir().unwrap();
+    let err = FileConfig::load(&tmp.path().join("none.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot read --config"), "{err}");
+}

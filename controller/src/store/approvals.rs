@@ -1,0 +1,319 @@
+//! Approvals of writes: created by the assistant (later) or tests, decided once by an
+//! operator. Deciding is one conditional `UPDATE … WHERE status = 'pending' AND
+//! expires_at > now`, so of any number of racing decisions exactly one wins.
+
+use serde::Serialize;
+use sqlx::Row;
+
+use super::Store;
+use crate::{Error, Result};
+
+/// Where an approval stands. `Expired` is a pending approval past its expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Approved (used).
+    Approved,
+    /// Denied.
+    Denied,
+    /// Not decided in time.
+    Expired,
+}
+
+impl ApprovalStatus {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Approved => "approved",
+            ApprovalStatus::Denied => "denied",
+            ApprovalStatus::Expired => "expired",
+        }
+    }
+
+    /// Parses a `?status=` value.
+    pub fn parse(text: &str) -> Result<ApprovalStatus> {
+        match text.trim() {
+            "pending" => Ok(ApprovalStatus::Pending),
+            "approved" => Ok(ApprovalStatus::Approved),
+            "denied" => Ok(ApprovalStatus::Denied),
+            "expired" => Ok(ApprovalStatus::Expired),
+            other => Err(Error::InvalidInput(format!(
+                "unknown status {other:?} (pending, approved, denied or expired)"
+            ))),
+        }
+    }
+}
+
+/// What creating an approval needs.
+#[derive(Debug, Clone, Default)]
+pub struct NewApproval {
+    /// The requesting assistant session.
+    pub session_id: Option<String>,
+    /// The command to approve.
+    pub command: String,
+    /// Its target (`host`, `lxc:ID`, …).
+    pub target: Option<String>,
+    /// The agent id.
+    pub agent: Option<String>,
+    /// The classifier's risk.
+    pub risk: String,
+    /// Why it needs approval.
+    pub reasons: Vec<String>,
+    /// An optional diff of what would change.
+    pub diff: Option<String>,
+    /// Who asked.
+    pub created_by: String,
+    /// Seconds until it expires.
+    pub ttl_s: i64,
+}
+
+/// An approval as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApprovalRow {
+    pub id: String,
+    pub session_id: Option<String>,
+    pub command: String,
+    pub target: Option<String>,
+    pub agent: Option<String>,
+    pub risk: String,
+    pub reasons: Vec<String>,
+    pub diff: Option<String>,
+    pub created_by: String,
+    pub decided_by: Option<String>,
+    pub decision: Option<String>,
+    pub reason: Option<String>,
+    pub created_at: i64,
+    pub decided_at: Option<i64>,
+    pub expires_at: i64,
+    /// The status at the time of reading (pending past expiry reads as expired).
+    pub status: ApprovalStatus,
+}
+
+/// A decision on an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Approve it.
+    Approve,
+    /// Deny it.
+    Deny,
+}
+
+const COLUMNS: &str = "id, session_id, command, target, agent, risk, reasons, diff, created_by,
+    decided_by, decision, reason, created_at, decided_at, expires_at, status";
+
+fn row_to_approval(row: &sqlx::any::AnyRow, now: i64) -> Result<ApprovalRow> {
+    let status = ApprovalStatus::parse(&row.try_get::<String, _>("status")?)?;
+    let expires_at: i64 = row.try_get("expires_at")?;
+    let status = if status == ApprovalStatus::Pending && expires_at <= now {
+        ApprovalStatus::Expired
+    } else {
+        status
+    };
+    Ok(ApprovalRow {
+        id: row.try_get("id")?,
+        session_id: row.try_get("session_id")?,
+        command: row.try_get("command")?,
+        target: row.try_get("target")?,
+        agent: row.try_get("agent")?,
+        risk: row.try_get("risk")?,
+        reasons: serde_json::from_str(&row.try_get::<String, _>("reasons")?).unwrap_or_default(),
+        diff: row.try_get("diff")?,
+        created_by: row.try_get("created_by")?,
+        decided_by: row.try_get("decided_by")?,
+        decision: row.try_get("decision")?,
+        reason: row.try_get("reason")?,
+        created_at: row.try_get("created_at")?,
+        decided_at: row.try_get("decided_at")?,
+        expires_at,
+        status,
+    })
+}
+
+fn api_error(status: u16, code: &str, message: String) -> Error {
+    Error::Api {
+        status,
+        code: code.into(),
+        message,
+        details: serde_json::json!({}),
+    }
+}
+
+impl Store {
+    /// Stores a pending approval.
+    pub async fn create_approval(&self, new: &NewApproval, now: i64) -> Result<ApprovalRow> {
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO approvals (id, session_id, command, target, agent, risk, reasons, diff,
+                 created_by, created_at, expires_at, status)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending')",
+        )
+        .bind(&id)
+        .bind(new.session_id.clone())
+        .bind(&new.command)
+        .bind(new.target.clone())
+        .bind(new.agent.clone())
+        .bind(&new.risk)
+        .bind(serde_json::to_string(&new.reasons)?)
+        .bind(new.diff.clone())
+        .bind(&new.created_by)
+        .bind(now)
+        .bind(now.saturating_add(new.ttl_s))
+        .execute(self.pool())
+        .await?;
+        self.get_approval(&id, now)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("approval {id} vanished")))
+    }
+
+    /// One approval.
+    pub async fn get_approval(&self, id: &str, now: i64) -> Result<Option<ApprovalRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM approvals WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|r| row_to_approval(&r, now)).transpose()
+    }
+
+    /// Approvals with `status` (all when `None`), oldest first, at most 500.
+    pub async fn list_approvals(
+        &self,
+        status: Option<ApprovalStatus>,
+        now: i64,
+    ) -> Result<Vec<ApprovalRow>> {
+        let filter = match status {
+            None => "1 = 1 OR $1 = $1",
+            Some(ApprovalStatus::Pending) => "status = 'pending' AND expires_at > $1",
+            Some(ApprovalStatus::Expired) => "status = 'pending' AND expires_at <= $1",
+            Some(ApprovalStatus::Approved) => "status = 'approved' AND $1 = $1",
+            Some(ApprovalStatus::Denied) => "status = 'denied' AND $1 = $1",
+        };
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE {filter} ORDER BY created_at, id LIMIT 500"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(now)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(|r| row_to_approval(r, now)).collect()
+    }
+
+    /// Decides a pending, unexpired approval, atomically: the one caller that wins gets
+    /// the row; the others get 409 `CONFLICT`, 410 `APPROVAL_EXPIRED` or 404.
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &str,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<ApprovalRow> {
+        let status = match decision {
+            Decision::Approve => ApprovalStatus::Approved,
+            Decision::Deny => ApprovalStatus::Denied,
+        };
+        let sql = format!(
+            "UPDATE approvals SET status = $1, decision = $1, decided_by = $2, reason = $3,
+                 decided_at = $4
+             WHERE id = $5 AND status = 'pending' AND expires_at > $4
+             RETURNING {COLUMNS}"
+        );
+        let won = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(status.as_str())
+            .bind(by)
+            .bind(reason.map(str::to_owned))
+            .bind(now)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        if let Some(row) = won {
+            return row_to_approval(&row, now);
+        }
+        Err(match self.get_approval(id, now).await? {
+            None => Error::NotFound(format!("no approval with id {id:?}")),
+            Some(row) if row.status == ApprovalStatus::Expired => api_error(
+                410,
+                "APPROVAL_EXPIRED",
+                format!("approval {id} expired before it was decided"),
+            ),
+            Some(row) => api_error(
+                409,
+                "CONFLICT",
+                format!("approval {id} is already {}", row.status.as_str()),
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::all_stores;
+
+    fn new(ttl_s: i64) -> NewApproval {
+        NewApproval {
+            command: "systemctl restart nginx".into(),
+            risk: "write".into(),
+            reasons: vec!["restarts a service".into()],
+            created_by: "assistant".into(),
+            ttl_s,
+            ..NewApproval::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn approvals_are_decided_once_and_expire() {
+        for (store, cleanup) in all_stores().await {
+            let a = store.create_approval(&new(60), 100).await.unwrap();
+            assert_eq!(a.status, ApprovalStatus::Pending);
+            assert_eq!(a.reasons, ["restarts a service"]);
+            let pending = store
+                .list_approvals(Some(ApprovalStatus::Pending), 101)
+                .await
+                .unwrap();
+            assert_eq!(pending.len(), 1);
+            let mut racers = Vec::new();
+            for i in 0..20 {
+                let (store, id) = (store.clone(), a.id.clone());
+                racers.push(tokio::spawn(async move {
+                    let by = format!("op{i}");
+                    store
+                        .decide_approval(&id, Decision::Approve, &by, None, 102)
+                        .await
+                }));
+            }
+            let mut wins = 0;
+            for racer in racers {
+                match racer.await.unwrap() {
+                    Ok(row) => {
+                        wins += 1;
+                        assert_eq!(row.status, ApprovalStatus::Approved);
+                    }
+                    Err(e) => assert_eq!(e.api_code(), "CONFLICT", "{e:?}"),
+                }
+            }
+            assert_eq!(wins, 1);
+
+            let old = store.create_approval(&new(10), 100).await.unwrap();
+            let err = store
+                .decide_approval(&old.id, Decision::Deny, "op", Some("no"), 110)
+                .await
+                .unwrap_err();
+            assert_eq!(err.api_code(), "APPROVAL_EXPIRED");
+            let expired = store
+                .list_approvals(Some(ApprovalStatus::Expired), 110)
+                .await
+                .unwrap();
+            assert_eq!(expired.len(), 1);
+            let err = store
+                .decide_approval("nope", Decision::Deny, "op", None, 110)
+                .await
+                .unwrap_err();
+            assert_eq!(err.api_code(), "NOT_FOUND");
+            cleanup.finish().await.unwrap();
+        }
+    }
+}
