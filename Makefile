@@ -50,6 +50,7 @@ fmt:
 bench:
 	$(CARGO) bench -p vigil-shared --bench classify
 	$(CARGO) build --release -p vigil-controller -p vigil-agent
+	$(CARGO) bench -p vigil-controller --bench agents_list
 	$(CARGO) bench -p vigil-tests --bench link
 	tests/benches/ssh-compare.sh
 
