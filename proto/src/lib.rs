@@ -3,8 +3,10 @@
 //! in `proto/agent.proto`; `build.rs` compiles them with protox and tonic-prost-build, so no
 //! system `protoc` is needed. Start at [`agent::v1::AgentMessage`] (agent to controller)
 //! and [`agent::v1::ControllerMessage`] (controller to agent). Conversions between these
-//! wire types and the domain types of `vigil-shared` belong at the edges, in the controller
-//! and the agent, not here.
+//! wire types and the domain types of `vigil-shared` are in [`convert`], used by both the
+//! controller and the agent.
+
+pub mod convert;
 
 /// The `vigil.agent.*` protobuf packages.
 pub mod agent {
