@@ -104,3 +104,19 @@ fn every_pair_of_the_handbook_floor() {
         leaks.first()
     );
 }
+
+proptest! {
+    #[test]
+    fn resource_ids_round_trip(kind in 0usize..6, a in "[a-z0-9][a-z0-9._-]{0,20}", b in "[a-z0-9][a-z0-9._-]{0,20}", c in "[a-z0-9][a-z0-9._-]{0,20}", vmid in 100u32..999_999) {
+        use vigil_shared::resource::ResourceId;
+        let id = match kind {
+            0 => ResourceId::Node(a),
+            1 => ResourceId::Host(a),
+            2 => ResourceId::Lxc { node: a, vmid },
+            3 => ResourceId::Vm { node: a, vmid },
+            4 => ResourceId::DockerContainer { host: a, id: b },
+            _ => ResourceId::Pod { cluster: a, namespace: b, name: c },
+        };
+        prop_assert_eq!(id.to_string().parse::<ResourceId>(), Ok(id));
+    }
+}
