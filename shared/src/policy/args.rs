@@ -51,6 +51,14 @@ impl Parsed<'_> {
         self.short(c) || self.long(name)
     }
 
+    /// The first of `flags` (`-c` or `--long`) that was given, with its description.
+    pub fn first_of<'t>(&self, flags: &[(char, &str, &'t str)]) -> Option<(char, &'t str)> {
+        flags
+            .iter()
+            .find(|(c, long, _)| self.flag(*c, long))
+            .map(|(c, _, why)| (*c, *why))
+    }
+
     /// The value of `-c` or `--name`, last one wins.
     pub fn value(&self, c: Option<char>, name: &str) -> Option<&str> {
         self.opts.iter().rev().find_map(|o| match o {

@@ -199,15 +199,13 @@ fn psql(cmd: &Cmd<'_>) -> Verdict {
     if p.dynamic {
         return cmd.dynamic_write();
     }
-    for (c, long, why) in [
+    if let Some((c, why)) = p.first_of(&[
         ('f', "file", "runs a script file"),
         ('o', "output", "writes query output to a file"),
         ('L', "log-file", "writes a log file"),
         ('s', "single-step", "asks a terminal before each statement"),
-    ] {
-        if p.flag(c, long) {
-            return Verdict::write(Risk::High, format!("psql -{c} {why}"));
-        }
+    ]) {
+        return Verdict::write(Risk::High, format!("psql -{c} {why}"));
     }
     let commands: Vec<&str> = p
         .opts

@@ -413,16 +413,14 @@ fn smartctl(cmd: &Cmd<'_>) -> Verdict {
         ],
         ..Spec::default()
     });
-    for (c, long, why) in [
+    if let Some((c, why)) = p.first_of(&[
         ('t', "test", "starts a self-test"),
         ('X', "abort", "aborts a self-test"),
         ('s', "smart", "switches SMART on or off"),
         ('o', "offlineauto", "changes offline testing"),
         ('S', "saveauto", "changes attribute autosave"),
-    ] {
-        if p.flag(c, long) {
-            return Verdict::write(Risk::Medium, format!("smartctl -{c} {why}"));
-        }
+    ]) {
+        return Verdict::write(Risk::Medium, format!("smartctl -{c} {why}"));
     }
     if p.long("set") {
         return Verdict::write(Risk::Medium, "smartctl --set changes drive settings");

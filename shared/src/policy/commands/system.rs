@@ -279,16 +279,14 @@ fn dmesg(cmd: &Cmd<'_>) -> Verdict {
         ],
         ..Spec::default()
     });
-    for (c, long, why) in [
+    if let Some((c, why)) = p.first_of(&[
         ('c', "read-clear", "clears the kernel ring buffer"),
         ('C', "clear", "clears the kernel ring buffer"),
         ('n', "console-level", "changes the console log level"),
         ('D', "console-off", "turns console logging off"),
         ('E', "console-on", "turns console logging on"),
-    ] {
-        if p.flag(c, long) {
-            return Verdict::write(Risk::Medium, format!("dmesg -{c} {why}"));
-        }
+    ]) {
+        return Verdict::write(Risk::Medium, format!("dmesg -{c} {why}"));
     }
     if p.flag('w', "follow") || p.flag('W', "follow-new") {
         let rewrite = cmd.rebuilt(

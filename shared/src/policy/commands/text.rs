@@ -125,15 +125,13 @@ fn awk_cmd(cmd: &Cmd<'_>) -> Verdict {
         ],
         ..Spec::default()
     });
-    for (c, long, why) in [
+    if let Some((_, why)) = p.first_of(&[
         ('f', "file", "a program file"),
         ('E', "exec", "a program file"),
         ('i', "include", "an include file"),
         ('l', "load", "an extension"),
-    ] {
-        if p.flag(c, long) {
-            return Verdict::unknown(format!("awk runs {why} we cannot see"));
-        }
+    ]) {
+        return Verdict::unknown(format!("awk runs {why} we cannot see"));
     }
     if p.dynamic {
         return cmd.dynamic_write();
