@@ -17,7 +17,10 @@ CARGO ?= cargo
 # supervises one agent for this machine (--local-agent).
 RUN_ARGS ?= serve --data-dir ./.vigil --local-agent
 FUZZ_SECONDS ?= 60
-SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh)
+# The fuzz target: classify (the command classifier) or ids (resource ids and exec targets).
+FUZZ_TARGET ?= classify
+SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
+	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture
 
 .PHONY: all build run test lint fmt bench fuzz
 
@@ -51,6 +54,7 @@ bench:
 	$(CARGO) bench -p vigil-shared --bench classify
 	$(CARGO) build --release -p vigil-controller -p vigil-agent
 	$(CARGO) bench -p vigil-controller --bench agents_list
+	$(CARGO) bench -p vigil-controller --bench inventory
 	$(CARGO) bench -p vigil-tests --bench link
 	tests/benches/ssh-compare.sh
 
@@ -63,4 +67,4 @@ fuzz:
 	@if [ ! -d fuzz ]; then \
 		echo "there is no fuzz/ crate yet; not fuzzing" >&2; exit 1; \
 	fi
-	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run classify -- -max_total_time=$(FUZZ_SECONDS)
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $(FUZZ_TARGET) -- -max_total_time=$(FUZZ_SECONDS)

@@ -10,6 +10,7 @@ use vigil_shared::ids::AgentId;
 
 use crate::clock::{rfc3339, unix_now};
 use crate::gateway::{RevocationSet, Sessions};
+use crate::inventory::Inventory;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -38,6 +39,7 @@ pub struct Agents {
     store: Store,
     sessions: Arc<Sessions>,
     revocations: Arc<RevocationSet>,
+    inventory: Arc<Inventory>,
 }
 
 impl Agents {
@@ -47,7 +49,13 @@ impl Agents {
             store,
             sessions,
             revocations,
+            inventory: Arc::new(Inventory::new()),
         }
+    }
+
+    /// What the agents report they can see.
+    pub fn inventory(&self) -> &Arc<Inventory> {
+        &self.inventory
     }
 
     /// The database.
@@ -110,6 +118,7 @@ impl Agents {
     /// The in-memory half of a revocation already recorded in the database.
     pub fn cut(&self, id: AgentId, reason: &str) {
         self.revocations.revoke_agent(id);
+        self.inventory.forget_agent(&id.to_string());
         let goodbye = Goodbye {
             reason: format!("agent revoked: {reason}"),
             retry: false,

@@ -26,6 +26,7 @@ pub mod data_dir;
 mod error;
 pub mod gateway;
 pub mod http_tls;
+pub mod inventory;
 pub mod local_agent;
 pub mod pki;
 pub mod policy_cli;

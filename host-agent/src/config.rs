@@ -6,6 +6,17 @@
 //! read_only = true               # refuse every write (default false)
 //! max_output_cap_bytes = 8388608 # largest output cap a request may ask for (default 16 MiB)
 //! heartbeat_override_s = 5       # heartbeat interval instead of the controller's (optional)
+//!
+//! [discovery]                    # what the agent looks for and reports (docs/inventory.md)
+//! proxmox = "auto"               # auto (when pvesh, pct and qm are on PATH) | on | off
+//! docker = "auto"                # auto (when the engine answers) | on | off
+//! kubernetes = "auto"            # auto (in-cluster or a kubeconfig loads) | on | off
+//! docker_host = "unix:///var/run/docker.sock"  # default: DOCKER_HOST, else the socket
+//! kubeconfig = "/etc/rancher/k3s/k3s.yaml"     # default: KUBECONFIG, ~/.kube/config, in-cluster
+//! cluster_name = "homelab"       # cluster part of pod ids (default: the context's cluster)
+//! kubernetes_max_per_kind = 2000 # objects listed per kind before the list is cut
+//! rescan_s = 30                  # full rescan period
+//! debounce_ms = 1500             # wait after the first change of a burst
 //! ```
 
 use crate::error::{Error, Result};
@@ -27,6 +38,94 @@ struct RawConfig {
     read_only: Option<bool>,
     max_output_cap_bytes: Option<u64>,
     heartbeat_override_s: Option<u32>,
+    #[serde(default)]
+    discovery: Discovery,
+}
+
+/// Whether a discovery source runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Toggle {
+    /// When the agent finds the platform.
+    #[default]
+    Auto,
+    /// Expected: like `Auto`, but a platform that is missing at start-up is a warning in
+    /// the log instead of a debug line.
+    On,
+    /// Never.
+    Off,
+}
+
+/// The `[discovery]` table: which sources run and how.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Discovery {
+    pub proxmox: Toggle,
+    pub docker: Toggle,
+    pub kubernetes: Toggle,
+    /// Docker endpoint (`unix:///path` or `tcp://host:port`); default `DOCKER_HOST`, else
+    /// `/var/run/docker.sock`.
+    pub docker_host: Option<String>,
+    /// Kubeconfig path; default `KUBECONFIG`, `~/.kube/config`, then in-cluster config.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// The cluster part of Kubernetes resource ids.
+    pub cluster_name: Option<String>,
+    /// Objects listed per Kubernetes kind before the list is cut (and reported as cut).
+    pub kubernetes_max_per_kind: usize,
+    /// Seconds between full rescans.
+    pub rescan_s: u64,
+    /// Milliseconds to wait after the first change of a burst before rescanning.
+    pub debounce_ms: u64,
+}
+
+/// Default of `discovery.kubernetes_max_per_kind`.
+pub const DEFAULT_MAX_PER_KIND: usize = 2000;
+
+impl Default for Discovery {
+    fn default() -> Self {
+        Discovery {
+            proxmox: Toggle::Auto,
+            docker: Toggle::Auto,
+            kubernetes: Toggle::Auto,
+            docker_host: None,
+            kubeconfig: None,
+            cluster_name: None,
+            kubernetes_max_per_kind: DEFAULT_MAX_PER_KIND,
+            rescan_s: 30,
+            debounce_ms: 1500,
+        }
+    }
+}
+
+impl Discovery {
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=3600).contains(&self.rescan_s) {
+            return Err(format!(
+                "discovery.rescan_s must be between 1 and 3600, got {}",
+                self.rescan_s
+            ));
+        }
+        if self.debounce_ms > 60_000 {
+            return Err(format!(
+                "discovery.debounce_ms must be at most 60000, got {}",
+                self.debounce_ms
+            ));
+        }
+        if !(1..=100_000).contains(&self.kubernetes_max_per_kind) {
+            return Err(format!(
+                "discovery.kubernetes_max_per_kind must be between 1 and 100000, got {}",
+                self.kubernetes_max_per_kind
+            ));
+        }
+        if let Some(name) = &self.cluster_name
+            && (name.is_empty() || name.chars().any(|c| c == ':' || c.is_whitespace()))
+        {
+            return Err(format!(
+                "discovery.cluster_name {name:?} must be non-empty, without ':' or spaces"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Validated settings for `vigil-agent run`.
@@ -38,6 +137,8 @@ pub struct Config {
     pub max_output_cap_bytes: u64,
     /// Heartbeat interval to use instead of the one the controller asks for.
     pub heartbeat_override: Option<Duration>,
+    /// Discovery sources and their settings.
+    pub discovery: Discovery,
 }
 
 impl Default for Config {
@@ -46,6 +147,7 @@ impl Default for Config {
             read_only: false,
             max_output_cap_bytes: DEFAULT_MAX_OUTPUT_CAP,
             heartbeat_override: None,
+            discovery: Discovery::default(),
         }
     }
 }
@@ -89,10 +191,12 @@ impl Config {
                 ));
             }
         };
+        raw.discovery.validate()?;
         Ok(Config {
             read_only: raw.read_only.unwrap_or(false),
             max_output_cap_bytes,
             heartbeat_override,
+            discovery: raw.discovery,
         })
     }
 }
@@ -115,6 +219,16 @@ mod tests {
         assert!(c.read_only);
         assert_eq!(c.max_output_cap_bytes, 4096);
         assert_eq!(c.heartbeat_override, Some(Duration::from_secs(5)));
+        let d = Config::parse(
+            "[discovery]\ndocker = \"off\"\nproxmox = \"on\"\ncluster_name = \"lab\"\nrescan_s = 5\n",
+        )
+        .unwrap()
+        .discovery;
+        assert_eq!(
+            (d.docker, d.proxmox, d.kubernetes),
+            (Toggle::Off, Toggle::On, Toggle::Auto)
+        );
+        assert_eq!((d.cluster_name.as_deref(), d.rescan_s), (Some("lab"), 5));
     }
 
     #[test]
@@ -128,6 +242,11 @@ mod tests {
         assert!(Config::parse("heartbeat_override_s = 0").is_err());
         assert!(Config::parse("heartbeat_override_s = 3601").is_err());
         assert!(Config::parse("this is not toml").is_err());
+        assert!(Config::parse("[discovery]\ndocker = \"maybe\"").is_err());
+        assert!(Config::parse("[discovery]\nrescan_s = 0").is_err());
+        assert!(Config::parse("[discovery]\ncluster_name = \"a:b\"").is_err());
+        assert!(Config::parse("[discovery]\nkubernetes_max_per_kind = 0").is_err());
+        assert!(Config::parse("[discovery]\nwhat = 1").is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod guard;
 pub mod install;
 pub mod inventory;
 pub mod link;
+pub mod platform;
 pub mod state;
 
 #[cfg(test)]

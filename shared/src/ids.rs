@@ -54,6 +54,9 @@ pub enum ExecTarget {
     Vm(u32),
     /// A Docker container by id or name.
     Docker(String),
+    /// A Docker container inside a Proxmox LXC, reached through `pct exec VMID -- docker
+    /// exec`: canonical form `lxc:141/docker:homepage`.
+    LxcDocker { vmid: u32, container: String },
     /// A container of a Kubernetes pod (empty container = the pod's default).
     Pod {
         namespace: String,
@@ -70,6 +73,7 @@ impl fmt::Display for ExecTarget {
             ExecTarget::Lxc(id) => write!(f, "lxc:{id}"),
             ExecTarget::Vm(id) => write!(f, "vm:{id}"),
             ExecTarget::Docker(c) => write!(f, "docker:{c}"),
+            ExecTarget::LxcDocker { vmid, container } => write!(f, "lxc:{vmid}/docker:{container}"),
             ExecTarget::Pod {
                 namespace,
                 name,
@@ -84,13 +88,23 @@ impl FromStr for ExecTarget {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || {
             format!(
-                "invalid target {s:?} (expected host, lxc:ID, vm:ID, docker:NAME or pod:NS/NAME[/CONTAINER])"
+                "invalid target {s:?} (expected host, lxc:ID, vm:ID, docker:NAME, lxc:ID/docker:NAME or pod:NS/NAME[/CONTAINER])"
             )
         };
         if s == "host" {
             return Ok(ExecTarget::Host);
         }
         let (kind, rest) = s.split_once(':').ok_or_else(bad)?;
+        if let ("lxc", Some((vmid, container))) = (kind, rest.split_once("/docker:")) {
+            let vmid = vmid.parse().map_err(|_| bad())?;
+            if container.is_empty() || container.contains('/') {
+                return Err(bad());
+            }
+            return Ok(ExecTarget::LxcDocker {
+                vmid,
+                container: container.to_owned(),
+            });
+        }
         match kind {
             "lxc" => rest.parse().map(ExecTarget::Lxc).map_err(|_| bad()),
             "vm" => rest.parse().map(ExecTarget::Vm).map_err(|_| bad()),
@@ -130,12 +144,22 @@ mod tests {
             "lxc:141",
             "vm:203",
             "docker:homepage",
+            "lxc:141/docker:homepage",
             "pod:media/jellyfin-0/server",
             "pod:media/jellyfin-0/",
         ] {
             assert_eq!(t.parse::<ExecTarget>().expect(t).to_string(), t);
         }
-        for bad in ["", "lxc:x", "pod:a", "docker:", "ssh:host"] {
+        for bad in [
+            "",
+            "lxc:x",
+            "pod:a",
+            "docker:",
+            "ssh:host",
+            "lxc:141/docker:",
+            "lxc:x/docker:a",
+            "lxc:1/docker:a/b",
+        ] {
             assert!(bad.parse::<ExecTarget>().is_err(), "{bad}");
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::ids::ExecTarget;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -17,6 +18,14 @@ pub enum ResourceKind {
     Vm,
     DockerContainer,
     Pod,
+    /// A Kubernetes cluster.
+    Cluster,
+    /// A Kubernetes namespace.
+    Namespace,
+    /// A Kubernetes node.
+    KubeNode,
+    /// A Kubernetes deployment.
+    Deployment,
 }
 
 impl ResourceKind {
@@ -29,7 +38,34 @@ impl ResourceKind {
             ResourceKind::Vm => "vm",
             ResourceKind::DockerContainer => "docker_container",
             ResourceKind::Pod => "pod",
+            ResourceKind::Cluster => "cluster",
+            ResourceKind::Namespace => "namespace",
+            ResourceKind::KubeNode => "kube_node",
+            ResourceKind::Deployment => "deployment",
         }
+    }
+}
+
+impl FromStr for ResourceKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        use ResourceKind::*;
+        [
+            Node,
+            Host,
+            Lxc,
+            Vm,
+            DockerContainer,
+            Pod,
+            Cluster,
+            Namespace,
+            KubeNode,
+            Deployment,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+        .ok_or_else(|| format!("unknown resource kind {s:?}"))
     }
 }
 
@@ -48,6 +84,18 @@ pub enum ResourceId {
     DockerContainer { host: String, id: String },
     /// A Kubernetes pod: `pod:<cluster>:<namespace>:<name>`.
     Pod {
+        cluster: String,
+        namespace: String,
+        name: String,
+    },
+    /// A Kubernetes cluster: `cluster:<name>`.
+    Cluster(String),
+    /// A Kubernetes namespace: `namespace:<cluster>:<namespace>`.
+    Namespace { cluster: String, namespace: String },
+    /// A Kubernetes node: `kube_node:<cluster>:<name>`.
+    KubeNode { cluster: String, name: String },
+    /// A Kubernetes deployment: `deployment:<cluster>:<namespace>:<name>`.
+    Deployment {
         cluster: String,
         namespace: String,
         name: String,
@@ -72,6 +120,10 @@ impl ResourceId {
             ResourceId::Vm { .. } => ResourceKind::Vm,
             ResourceId::DockerContainer { .. } => ResourceKind::DockerContainer,
             ResourceId::Pod { .. } => ResourceKind::Pod,
+            ResourceId::Cluster(_) => ResourceKind::Cluster,
+            ResourceId::Namespace { .. } => ResourceKind::Namespace,
+            ResourceId::KubeNode { .. } => ResourceKind::KubeNode,
+            ResourceId::Deployment { .. } => ResourceKind::Deployment,
         }
     }
 }
@@ -80,12 +132,23 @@ impl fmt::Display for ResourceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind().as_str();
         match self {
-            ResourceId::Node(n) | ResourceId::Host(n) => write!(f, "{kind}:{n}"),
+            ResourceId::Node(n) | ResourceId::Host(n) | ResourceId::Cluster(n) => {
+                write!(f, "{kind}:{n}")
+            }
             ResourceId::Lxc { node, vmid } | ResourceId::Vm { node, vmid } => {
                 write!(f, "{kind}:{node}:{vmid}")
             }
             ResourceId::DockerContainer { host, id } => write!(f, "{kind}:{host}:{id}"),
+            ResourceId::Namespace { cluster, namespace } => {
+                write!(f, "{kind}:{cluster}:{namespace}")
+            }
+            ResourceId::KubeNode { cluster, name } => write!(f, "{kind}:{cluster}:{name}"),
             ResourceId::Pod {
+                cluster,
+                namespace,
+                name,
+            }
+            | ResourceId::Deployment {
                 cluster,
                 namespace,
                 name,
@@ -132,7 +195,14 @@ impl FromStr for ResourceId {
                 Err(err("wrong number of parts"))
             }
         };
-        let vmid = |p: &str| p.parse::<u32>().map_err(|_| err("vmid is not a number"));
+        let vmid = |p: &str| {
+            let canonical =
+                p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'));
+            p.parse::<u32>()
+                .ok()
+                .filter(|_| canonical)
+                .ok_or_else(|| err("vmid is not a number in canonical form"))
+        };
         let part = |i: usize| component(s, parts.get(i).copied()).map(str::to_owned);
         Ok(match kind {
             "node" => {
@@ -163,6 +233,32 @@ impl FromStr for ResourceId {
             "pod" => {
                 expect(3)?;
                 ResourceId::Pod {
+                    cluster: part(0)?,
+                    namespace: part(1)?,
+                    name: part(2)?,
+                }
+            }
+            "cluster" => {
+                expect(1)?;
+                ResourceId::Cluster(part(0)?)
+            }
+            "namespace" => {
+                expect(2)?;
+                ResourceId::Namespace {
+                    cluster: part(0)?,
+                    namespace: part(1)?,
+                }
+            }
+            "kube_node" => {
+                expect(2)?;
+                ResourceId::KubeNode {
+                    cluster: part(0)?,
+                    name: part(1)?,
+                }
+            }
+            "deployment" => {
+                expect(3)?;
+                ResourceId::Deployment {
                     cluster: part(0)?,
                     namespace: part(1)?,
                     name: part(2)?,
@@ -200,6 +296,36 @@ pub enum Via {
     Docker,
     /// An agent with Kubernetes access through the API's exec.
     Kubernetes,
+}
+
+impl Via {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Direct => "direct",
+            Via::PctExec => "pct_exec",
+            Via::QmGuestExec => "qm_guest_exec",
+            Via::Docker => "docker",
+            Via::Kubernetes => "kubernetes",
+        }
+    }
+}
+
+impl FromStr for Via {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Via::Direct,
+            Via::PctExec,
+            Via::QmGuestExec,
+            Via::Docker,
+            Via::Kubernetes,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| format!("unknown path kind {s:?}"))
+    }
 }
 
 /// One way to run a command in a resource: which agent, with which target.
@@ -250,6 +376,17 @@ pub struct Facts {
     pub image: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ips: Vec<String>,
+    /// MAC addresses of its network interfaces (lower case): how the controller matches
+    /// an agent's host to the Proxmox guest it runs in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub macs: Vec<String>,
+    /// Labels (Docker labels, Kubernetes labels).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Everything else a source knows, as short text: `cpus`, `memory_bytes`, `health`,
+    /// `restarts`, `compose_project`, `warning_events`, …
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub details: BTreeMap<String, String>,
 }
 
 /// A resource in the inventory.
@@ -282,6 +419,10 @@ mod tests {
             "vm:delly:203",
             "docker_container:web01:3f2a9c",
             "pod:homelab:media:jellyfin-0",
+            "cluster:homelab",
+            "namespace:homelab:media",
+            "kube_node:homelab:k3s-1",
+            "deployment:homelab:media:jellyfin",
         ] {
             let id: ResourceId = text.parse().unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(id.to_string(), text);
@@ -309,6 +450,11 @@ mod tests {
             "node:a b",
             "ship:x",
             "lxc:delly:141:1",
+            "lxc:delly:+141",
+            "vm:delly:0141",
+            "namespace:homelab",
+            "deployment:a:b",
+            "cluster:a:b",
         ] {
             let e = bad.parse::<ResourceId>().expect_err(bad);
             assert!(!e.why.is_empty());

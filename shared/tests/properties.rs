@@ -107,7 +107,7 @@ fn every_pair_of_the_handbook_floor() {
 
 proptest! {
     #[test]
-    fn resource_ids_round_trip(kind in 0usize..6, a in "[a-z0-9][a-z0-9._-]{0,20}", b in "[a-z0-9][a-z0-9._-]{0,20}", c in "[a-z0-9][a-z0-9._-]{0,20}", vmid in 100u32..999_999) {
+    fn resource_ids_round_trip(kind in 0usize..10, a in "[a-z0-9][a-z0-9._-]{0,20}", b in "[a-z0-9][a-z0-9._-]{0,20}", c in "[a-z0-9][a-z0-9._-]{0,20}", vmid in 100u32..999_999) {
         use vigil_shared::resource::ResourceId;
         let id = match kind {
             0 => ResourceId::Node(a),
@@ -115,7 +115,11 @@ proptest! {
             2 => ResourceId::Lxc { node: a, vmid },
             3 => ResourceId::Vm { node: a, vmid },
             4 => ResourceId::DockerContainer { host: a, id: b },
-            _ => ResourceId::Pod { cluster: a, namespace: b, name: c },
+            5 => ResourceId::Pod { cluster: a, namespace: b, name: c },
+            6 => ResourceId::Cluster(a),
+            7 => ResourceId::Namespace { cluster: a, namespace: b },
+            8 => ResourceId::KubeNode { cluster: a, name: b },
+            _ => ResourceId::Deployment { cluster: a, namespace: b, name: c },
         };
         prop_assert_eq!(id.to_string().parse::<ResourceId>(), Ok(id));
     }

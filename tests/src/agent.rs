@@ -12,6 +12,10 @@ pub struct AgentOptions {
     pub read_only: bool,
     /// Lines of the agent's TOML config file, if any.
     pub config: Option<String>,
+    /// Extra environment of the agent process (for example a `PATH` with fixtures first).
+    pub env: Vec<(String, String)>,
+    /// Extra `token create` options for the join token (for example `--label k=v`).
+    pub token_args: Vec<String>,
 }
 
 /// An enrolled agent's state directory.
@@ -55,7 +59,8 @@ pub fn join(ctrl: &Controller, token: &str, state_dir: &Path) -> (i32, String, S
 impl Agent {
     /// Enroll with a new single-use token and start `vigil-agent run`.
     pub async fn join(ctrl: &Controller, options: AgentOptions) -> Agent {
-        let token = ctrl.create_token(&[]);
+        let token_args: Vec<&str> = options.token_args.iter().map(String::as_str).collect();
+        let token = ctrl.create_token(&token_args);
         let dir = tempfile::Builder::new()
             .prefix("vigil-agent-")
             .tempdir()
@@ -87,6 +92,9 @@ impl Agent {
             .env("RUST_LOG", "info,vigil_agent=debug");
         if options.read_only {
             cmd.arg("--read-only");
+        }
+        for (key, value) in &options.env {
+            cmd.env(key, value);
         }
         if let Some(config) = &options.config {
             let path = self.state.path().join("test-config.toml");

@@ -137,6 +137,55 @@ impl Api {
         self.json_call("/api/exec", body).await
     }
 
+    /// `POST /api/exec` routed by resource id (no agent), as JSON.
+    pub async fn exec_resource_json(
+        &self,
+        resource: &str,
+        command: &str,
+    ) -> Result<ExecOutcome, (u16, Value)> {
+        let body = json!({"target": resource, "command": command});
+        self.json_call("/api/exec", body).await
+    }
+
+    /// `POST /api/exec` routed by resource id, streamed as server-sent events.
+    pub async fn exec_resource_sse(
+        &self,
+        resource: &str,
+        command: &str,
+    ) -> Result<Vec<SseEvent>, (u16, Value)> {
+        self.sse_call("/api/exec", json!({"target": resource, "command": command}))
+            .await
+    }
+
+    /// `GET path` as JSON: `(status, body)`.
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .req(reqwest::Method::GET, path)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `GET /api/resources?q=…` (must succeed).
+    pub async fn resources(&self, query: &str) -> Vec<Value> {
+        let path = format!("/api/resources?q={}", urlencode(query));
+        let (status, body) = self.get(&path).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body.as_array().cloned().unwrap_or_default()
+    }
+
+    /// `GET /api/resources/{id}`: `Some(resource)` or `None` on 404.
+    pub async fn resource(&self, id: &str) -> Option<Value> {
+        let (status, body) = self.get(&format!("/api/resources/{}", urlencode(id))).await;
+        match status {
+            200 => Some(body),
+            404 => None,
+            other => panic!("GET /api/resources/{id}: {other} {body}"),
+        }
+    }
+
     /// `POST /api/exec` streamed as server-sent events.
     pub async fn exec_sse(
         &self,
@@ -264,4 +313,16 @@ fn raw_body(
         }
     }
     body
+}
+
+/// Percent-encode everything but unreserved characters.
+pub fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

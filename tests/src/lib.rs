@@ -10,6 +10,7 @@
 mod agent;
 mod api;
 mod controller;
+pub mod docker;
 mod process;
 mod tls;
 

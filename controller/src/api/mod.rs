@@ -17,6 +17,7 @@ pub mod json_body;
 pub mod metrics;
 pub mod raw_exec;
 pub mod request_span;
+pub mod resources;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,6 +63,8 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/agents", get(agents::list))
         .route("/api/agents/{id}", get(agents::get))
         .route("/api/exec", post(exec::exec))
+        .route("/api/resources", get(resources::list))
+        .route("/api/resources/{id}", get(resources::get))
         .route("/api/ai/approvals", get(approvals::list));
     let operator = Router::new()
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))

@@ -1,4 +1,5 @@
-//! `vigil-controller exec --agent ID [--target T] [--timeout-s N] -- COMMAND...`: runs a
+//! `vigil-controller exec (--agent ID [--target T] | --target RESOURCE-ID) [--timeout-s N]
+//! -- COMMAND...`: runs a
 //! read-only command through the controller's API and streams its output to this
 //! terminal's stdout and stderr as it arrives. The exit code is the command's (128+N for
 //! signal N); a refusal prints its reasons and rewrite and exits 2.
@@ -20,10 +21,13 @@ use crate::{Error, Result};
 pub struct ExecArgs {
     #[command(flatten)]
     pub client: ClientArgs,
-    /// The agent's id.
-    #[arg(long, value_name = "ID")]
-    pub agent: String,
-    /// Where to run: host (default), lxc:ID, vm:ID, docker:NAME, pod:NS/NAME[/CONTAINER].
+    /// The agent's id. Without it, --target must be a resource id and the controller
+    /// routes the command along the resource's chain.
+    #[arg(long, value_name = "ID", required_unless_present = "target")]
+    pub agent: Option<String>,
+    /// With --agent: host (default), lxc:ID, vm:ID, docker:NAME, lxc:ID/docker:NAME,
+    /// pod:NS/NAME[/CONTAINER]. Without: a resource id from `GET /api/resources`, such as
+    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<String>,
     /// Timeout in seconds (default 30, at most 300).

@@ -87,6 +87,15 @@ pub enum Error {
     /// The agent is known but has no live stream (HTTP 503).
     #[error("agent {0} is not connected")]
     AgentOffline(AgentId),
+    /// A resource is known and has execution paths, but none of their agents is connected
+    /// (HTTP 503 `AGENT_OFFLINE`).
+    #[error("no agent that can reach {resource} is connected (tried {})", agents.join(", "))]
+    ResourceOffline {
+        /// The resource id.
+        resource: String,
+        /// The agents of its routing chain, best first.
+        agents: Vec<String>,
+    },
     /// The stream ended before the command did.
     #[error("agent {0} disconnected before the command finished")]
     AgentGone(AgentId),

@@ -64,7 +64,9 @@ impl Error {
             Error::NotFound(_) | Error::AgentRevoked(_) => StatusCode::NOT_FOUND,
             Error::AlreadyConnected => StatusCode::CONFLICT,
             Error::UnboundedCommand { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Error::AgentOffline(_) | Error::AgentGone(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::AgentOffline(_) | Error::AgentGone(_) | Error::ResourceOffline { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Error::ExecTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Error::Api { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -90,7 +92,9 @@ impl Error {
             Error::NotFound(_) | Error::AgentRevoked(_) => "NOT_FOUND",
             Error::AlreadyConnected => "ALREADY_EXISTS",
             Error::UnboundedCommand { .. } => "UNBOUNDED_COMMAND",
-            Error::AgentOffline(_) | Error::AgentGone(_) => "AGENT_OFFLINE",
+            Error::AgentOffline(_) | Error::AgentGone(_) | Error::ResourceOffline { .. } => {
+                "AGENT_OFFLINE"
+            }
             Error::ExecTimeout(_) => "TIMEOUT",
             Error::Api { code, .. } => code,
             _ => "INTERNAL",
@@ -107,6 +111,9 @@ impl Error {
                 category,
             } => json!({ "reasons": reasons, "rewrite": rewrite, "category": category }),
             Error::AgentRejected { .. } => json!({ "source": "agent" }),
+            Error::ResourceOffline { resource, agents } => {
+                json!({ "resource": resource, "agents": agents, "retryable": true })
+            }
             Error::Api { details, .. } => details.clone(),
             _ => json!({}),
         }
@@ -160,7 +167,9 @@ impl Error {
             | Error::AgentRejected { .. } => Code::PermissionDenied,
             Error::UnboundedCommand { .. } => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
-            Error::AgentOffline(_) | Error::AgentGone(_) => Code::Unavailable,
+            Error::AgentOffline(_) | Error::AgentGone(_) | Error::ResourceOffline { .. } => {
+                Code::Unavailable
+            }
             Error::ExecTimeout(_) => Code::DeadlineExceeded,
             _ => Code::Internal,
         }

@@ -168,6 +168,9 @@ impl LinkService {
                     debug!("stream closed before the renewal was sent");
                 }
             }
+            Some(agent_message::Kind::Inventory(update)) => {
+                super::inventory::ingest(&self.agents, session.agent(), &update).await
+            }
             Some(agent_message::Kind::Hello(_)) => warn!("ignoring a second hello"),
             None => debug!("ignoring an empty message"),
         }

@@ -7,6 +7,7 @@
 pub mod convert;
 pub mod dispatch;
 pub mod enrollment;
+pub mod inventory;
 pub mod link;
 pub mod outbound;
 pub mod sessions;

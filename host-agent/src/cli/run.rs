@@ -31,7 +31,8 @@ pub struct RunArgs {
 
 pub async fn run(args: RunArgs) -> Result<()> {
     let config = Config::load(args.config.config.as_deref(), args.read_only)?;
-    let runtime = Runtime::new(StateDir::new(args.state.state_dir), config)?;
+    let platform = crate::platform::detect(&config.discovery).await;
+    let runtime = Runtime::new(StateDir::new(args.state.state_dir), config, platform)?;
     let shutdown = CancellationToken::new();
     let mut term =
         signal(SignalKind::terminate()).map_err(|e| Error::io("listen for SIGTERM", e))?;

@@ -1,20 +1,27 @@
 //! Running admitted commands: one process per command, supervised to its end.
 //!
 //! A [`Runner`] turns a target and a command string into the process to start (the host
-//! runner: `bash -c CMD` with a fixed environment in a new process group; runners for LXC,
-//! VM, Docker and pod targets slot in beside it). [`process::supervise`] is the same for
-//! every target: stdin `/dev/null`, stdout and stderr forwarded as chunks of at most
+//! runner: `bash -c CMD` with a fixed environment in a new process group). Targets that
+//! are not the host go to a [`Backend`] (Proxmox `pct`/`qm` in [`proxmox`], the Docker
+//! engine in [`docker`], Kubernetes in [`pod`]), which the platform detection provides;
+//! the same limits and events apply to every backend. [`process::supervise`] runs a
+//! process-based command: stdin `/dev/null`, stdout and stderr forwarded as chunks of at most
 //! [`CHUNK_BYTES`] the moment they are read, a hard timeout, cancellation, an output cap,
 //! and SIGKILL of the whole process group followed by reaping (DESIGN.md invariant 6).
 
+pub mod docker;
 mod host;
+pub mod pod;
 pub mod process;
+pub mod proxmox;
 
 pub use host::{FIXED_ENV, HostRunner, find_shell};
 pub use process::{Outcome, supervise};
 
-use crate::guard::{Admitted, RejectCode};
+use crate::guard::{Admitted, Refusal, RejectCode};
+use crate::inventory::BoxFuture;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -61,26 +68,73 @@ pub trait Runner: fmt::Debug + Send + Sync {
     fn command(&self, target: &ExecTarget, command: &str) -> Result<std::process::Command, String>;
 }
 
-/// Picks the runner for a target and supervises the command.
+/// One command for a backend to run.
+#[derive(Debug)]
+pub struct Run<'a> {
+    pub request_id: &'a str,
+    pub target: &'a ExecTarget,
+    /// The payload, exactly as the guard classified it; the backend wraps it.
+    pub command: &'a str,
+    pub limits: Limits,
+    pub cancel: CancellationToken,
+    pub events: &'a mpsc::Sender<ExecEvent>,
+}
+
+/// Runs commands in targets that are not the host (a guest, a container, a pod).
+///
+/// `Err` means nothing started and no event was sent (the executor sends the one
+/// `Rejected`: `NOT_FOUND` for a target that does not exist, `EXECUTION_FAILED` for a
+/// platform that did not answer). After `Ok`, the backend has sent `Started`, the output
+/// and exactly one `Finished`, honouring the limits and the cancel token.
+pub trait Backend: fmt::Debug + Send + Sync {
+    fn run<'a>(&'a self, run: Run<'a>) -> BoxFuture<'a, Result<Outcome, Refusal>>;
+}
+
+/// The backends the platform detection found.
+#[derive(Debug, Clone, Default)]
+pub struct Backends {
+    /// `lxc:V`, `vm:V` and `lxc:V/docker:C`.
+    pub proxmox: Option<Arc<dyn Backend>>,
+    /// `docker:C`.
+    pub docker: Option<Arc<dyn Backend>>,
+    /// `pod:NS/NAME/C`.
+    pub kubernetes: Option<Arc<dyn Backend>>,
+}
+
+impl Backends {
+    /// The backend for a non-host target, or why there is none.
+    pub fn for_target(&self, target: &ExecTarget) -> Result<&Arc<dyn Backend>, Refusal> {
+        let (backend, platform) = match target {
+            ExecTarget::Host => (None, "the host"),
+            ExecTarget::Lxc(_) | ExecTarget::Vm(_) | ExecTarget::LxcDocker { .. } => {
+                (self.proxmox.as_ref(), "Proxmox VE (pvesh, pct, qm)")
+            }
+            ExecTarget::Docker(_) => (self.docker.as_ref(), "a Docker engine"),
+            ExecTarget::Pod { .. } => (self.kubernetes.as_ref(), "Kubernetes access"),
+        };
+        backend.ok_or_else(|| Refusal {
+            code: RejectCode::NotFound,
+            reason: format!("target {target} needs {platform}, which this agent does not have"),
+        })
+    }
+}
+
+/// Picks the runner or backend for a target and runs the command.
 #[derive(Debug)]
 pub struct Executor {
     host: HostRunner,
+    backends: Backends,
     max_output_cap: u64,
 }
 
 impl Executor {
-    /// An executor for the host with the config's output-cap ceiling.
-    pub fn new(host: HostRunner, max_output_cap: u64) -> Self {
+    /// An executor for the host and the given backends, with the config's output-cap
+    /// ceiling.
+    pub fn new(host: HostRunner, backends: Backends, max_output_cap: u64) -> Self {
         Executor {
             host,
+            backends,
             max_output_cap,
-        }
-    }
-
-    fn runner(&self, target: &ExecTarget) -> Option<&dyn Runner> {
-        match target {
-            ExecTarget::Host => Some(&self.host),
-            _ => None,
         }
     }
 
@@ -92,25 +146,51 @@ impl Executor {
         events: &mpsc::Sender<ExecEvent>,
     ) -> Option<Outcome> {
         let id = admitted.request_id.clone();
-        let command = self
-            .runner(&admitted.target)
-            .ok_or_else(|| format!("no runner for target {}", admitted.target))
-            .and_then(|r| r.command(&admitted.target, &admitted.command));
-        let command = match command {
-            Ok(command) => command,
-            Err(reason) => {
-                let _ = events
-                    .send(rejected(&id, RejectCode::ExecutionFailed, &reason))
-                    .await;
-                return None;
-            }
-        };
         let limits = Limits::for_request(
             admitted.timeout_s,
             admitted.output_cap_bytes,
             self.max_output_cap,
         );
-        let outcome = supervise(&id, command, limits, cancel, events).await;
+        let outcome = if admitted.target == ExecTarget::Host {
+            match self.host.command(&admitted.target, &admitted.command) {
+                Ok(command) => supervise(&id, command, limits, cancel, events).await,
+                Err(reason) => {
+                    let refusal = Refusal {
+                        code: RejectCode::ExecutionFailed,
+                        reason,
+                    };
+                    let _ = events
+                        .send(rejected(&id, refusal.code, &refusal.reason))
+                        .await;
+                    None
+                }
+            }
+        } else {
+            let result = match self.backends.for_target(&admitted.target) {
+                Ok(backend) => {
+                    backend
+                        .run(Run {
+                            request_id: &id,
+                            target: &admitted.target,
+                            command: &admitted.command,
+                            limits,
+                            cancel,
+                            events,
+                        })
+                        .await
+                }
+                Err(refusal) => Err(refusal),
+            };
+            match result {
+                Ok(outcome) => Some(outcome),
+                Err(refusal) => {
+                    let _ = events
+                        .send(rejected(&id, refusal.code, &refusal.reason))
+                        .await;
+                    None
+                }
+            }
+        };
         drop(admitted.permit);
         outcome
     }

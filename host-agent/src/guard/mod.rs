@@ -139,12 +139,6 @@ impl Guard {
         }
         let target = request::target_from_proto(req.target.as_ref())
             .map_err(|e| Refusal::new(InvalidInput, e))?;
-        if target != ExecTarget::Host {
-            return Err(Refusal::new(
-                NotFound,
-                format!("target {target} is not available on this agent (it runs on host only)"),
-            ));
-        }
         let grant_nonce = match mode {
             Mode::Read => {
                 check_read(&classify(&req.command))?;

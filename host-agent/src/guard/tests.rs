@@ -103,14 +103,23 @@ fn malformed_requests_are_invalid_input() {
 }
 
 #[test]
-fn targets_other_than_host_are_not_found() {
+fn the_payload_is_classified_in_every_target() {
     let guard = Fixture::new().guard(false);
-    for target in ["lxc:141", "vm:203", "docker:web", "pod:ns/p/c"] {
-        let mut req = request(ExecMode::Read, "uptime");
+    for target in [
+        "lxc:141",
+        "vm:203",
+        "docker:web",
+        "lxc:141/docker:web",
+        "pod:ns/p/c",
+    ] {
+        let mut req = request(ExecMode::Read, "cat /etc/hostname");
         req.target = Some(target_to_proto(&target.parse().unwrap()));
+        let admitted = guard.admit(&req, NOW).expect(target);
+        assert_eq!(admitted.target.to_string(), target);
+        drop(admitted);
+        req.command = "rm -rf /srv".into();
         let refusal = refused(guard.admit(&req, NOW));
-        assert_eq!(refusal.code, RejectCode::NotFound, "{target}");
-        assert!(refusal.reason.contains(target), "{}", refusal.reason);
+        assert_eq!(refusal.code, RejectCode::PolicyBlocked, "{target}");
     }
 }
 

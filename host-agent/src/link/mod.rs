@@ -24,6 +24,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exec::{Executor, HostRunner};
 use crate::guard::Guard;
+use crate::inventory::SourceCtx;
+use crate::inventory::reporter::Discovery;
+use crate::platform::Platform;
 use crate::state::{Credentials, LinkStatus, StateDir, format_time, now_unix};
 use session::End;
 use std::sync::Arc;
@@ -44,23 +47,37 @@ pub struct Runtime {
     agent_id: AgentId,
     guard: Arc<Guard>,
     executor: Arc<Executor>,
+    platform: Platform,
+    discovery: Arc<Discovery>,
 }
 
 impl Runtime {
-    /// Load the credentials and build the guard and executor.
-    pub fn new(state: StateDir, config: Config) -> Result<Runtime> {
+    /// Load the credentials and build the guard and the executor for `platform`.
+    pub fn new(state: StateDir, config: Config, platform: Platform) -> Result<Runtime> {
         let creds = state.load()?;
         let executor = Arc::new(Executor::new(
             HostRunner::new(),
+            platform.backends.clone(),
             config.max_output_cap_bytes,
         ));
         let guard = Arc::new(guard_for(&state, &creds, config.read_only)?);
+        let discovery = Arc::new(Discovery::start(
+            platform.sources.clone(),
+            SourceCtx {
+                agent_id: creds.agent_id.to_string(),
+                hostname: crate::inventory::hostname(),
+            },
+            Duration::from_secs(config.discovery.rescan_s),
+            Duration::from_millis(config.discovery.debounce_ms),
+        ));
         Ok(Runtime {
             agent_id: creds.agent_id,
             state,
             config,
             guard,
             executor,
+            platform,
+            discovery,
         })
     }
 

@@ -16,7 +16,7 @@ use tokio::time::{MissedTickBehavior, sleep_until};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::Streaming;
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 use vigil_proto::agent::v1::agent_link_client::AgentLinkClient;
 use vigil_proto::agent::v1::{
     AgentMessage, ControllerMessage, ExecEvent, Heartbeat, Hello, HelloAck, RenewRequest,
@@ -82,6 +82,11 @@ pub async fn run_stream(
     info!(agent = %creds.agent_id, controller_version = %ack.controller_version, "connected");
     rt.set_status(true, None);
     send(&out, agent_message::Kind::Facts(inventory::host_facts())).await;
+    let reporter = {
+        let discovery = Arc::clone(&rt.discovery);
+        let out = out.clone();
+        tokio::spawn(async move { discovery.report(out).await }.in_current_span())
+    };
 
     let period = match (rt.config.heartbeat_override, ack.heartbeat_interval_s) {
         (Some(period), _) => period,
@@ -132,6 +137,7 @@ pub async fn run_stream(
     if running > 0 {
         info!(running, "stream ended; killing running commands");
     }
+    reporter.abort();
     commands.shutdown().await;
     forwarder.abort();
     Ok(end)
@@ -261,7 +267,7 @@ fn hello(rt: &Runtime, creds: &Credentials) -> Hello {
         hostname: inventory::hostname(),
         os: std::env::consts::OS.to_owned(),
         arch: std::env::consts::ARCH.to_owned(),
-        capabilities: vec!["host".to_owned()],
+        capabilities: rt.platform.capabilities.clone(),
         read_only: rt.guard.read_only(),
     }
 }

@@ -34,7 +34,12 @@ fn start(
         read_only,
         ..Config::default()
     };
-    let rt = Runtime::new(StateDir::new(dir), config).unwrap();
+    let rt = Runtime::new(
+        StateDir::new(dir),
+        config,
+        crate::platform::Platform::host_only(),
+    )
+    .unwrap();
     let shutdown = CancellationToken::new();
     (shutdown.clone(), tokio::spawn(run(rt, shutdown)))
 }

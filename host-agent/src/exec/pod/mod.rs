@@ -1,0 +1,272 @@
+//! The pod exec backend (docs/inventory.md): `pod:NS/NAME/C` targets run `sh -c CMD`
+//! through the API's exec websocket, or, for a `kubectl logs …` payload ([`logs`]), read
+//! the pod's log. The pod is looked up first, so a pod that does not exist (or, for exec,
+//! is not running) is refused with `NOT_FOUND` before anything starts. Output is forwarded
+//! by [`pump`] under the request's limits. Stopping a command closes the websocket; the
+//! API gives no way to kill the remote process, which may run on (this is logged).
+
+pub mod logs;
+pub mod pump;
+
+use crate::exec::{Backend, CHUNK_BYTES, Outcome, Run};
+use crate::guard::{Refusal, RejectCode};
+use crate::inventory::BoxFuture;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use kube::Client;
+use kube::api::{Api, AttachParams};
+use pump::{Piece, forward, pump};
+use std::future::Future;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+use vigil_shared::ids::ExecTarget;
+
+/// Runs commands in pods through the Kubernetes API.
+#[derive(Clone)]
+pub struct PodBackend {
+    client: Client,
+}
+
+impl std::fmt::Debug for PodBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PodBackend").finish_non_exhaustive()
+    }
+}
+
+fn refusal(code: RejectCode, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        code,
+        reason: reason.into(),
+    }
+}
+
+/// An API failure before anything started: `NOT_FOUND` for a 404, else `EXECUTION_FAILED`.
+fn api_refusal(what: &str, e: &kube::Error) -> Refusal {
+    match e {
+        kube::Error::Api(s) if s.code == 404 => {
+            refusal(RejectCode::NotFound, format!("{what}: {}", s.message))
+        }
+        _ => refusal(RejectCode::ExecutionFailed, format!("{what}: {e}")),
+    }
+}
+
+/// The exit code an exec's status reports; other failures (the shell could not start, the
+/// container is gone) are returned as text for stderr.
+pub fn exit_code(status: Option<&Status>) -> Result<i32, String> {
+    let Some(status) = status else {
+        return Err("the exec stream ended without an exit status".to_owned());
+    };
+    match (status.status.as_deref(), status.reason.as_deref()) {
+        (Some("Success"), _) => Ok(0),
+        (Some("Failure"), Some("NonZeroExitCode")) => status
+            .details
+            .as_ref()
+            .and_then(|d| d.causes.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| c.reason.as_deref() == Some("ExitCode"))
+            .and_then(|c| c.message.as_deref()?.trim().parse().ok())
+            .ok_or_else(|| "a non-zero exit code the API did not state".to_owned()),
+        _ => Err(status
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("exec failed: {:?}", status.reason))),
+    }
+}
+
+impl PodBackend {
+    /// A backend using `client` (its default namespace is never used).
+    pub fn new(client: Client) -> Self {
+        PodBackend { client }
+    }
+
+    async fn run_pod(&self, run: Run<'_>) -> Result<Outcome, Refusal> {
+        let started = Instant::now();
+        let ExecTarget::Pod {
+            namespace,
+            name,
+            container,
+        } = run.target
+        else {
+            return Err(refusal(
+                RejectCode::InvalidInput,
+                format!("target {} is not a pod", run.target),
+            ));
+        };
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let pod = bounded(&run, started, pods.get_opt(name))
+            .await?
+            .map_err(|e| api_refusal(&format!("looking up pod {namespace}/{name}"), &e))?
+            .ok_or_else(|| {
+                refusal(
+                    RejectCode::NotFound,
+                    format!("pod {namespace}/{name} does not exist"),
+                )
+            })?;
+        let containers: Vec<&str> = pod
+            .spec
+            .as_ref()
+            .map(|s| s.containers.iter().map(|c| c.name.as_str()).collect())
+            .unwrap_or_default();
+        if !container.is_empty() && !containers.contains(&container.as_str()) {
+            return Err(refusal(
+                RejectCode::NotFound,
+                format!(
+                    "pod {namespace}/{name} has no container {container:?} (it has {containers:?})"
+                ),
+            ));
+        }
+        if let Some(call) = logs::parse(run.command, namespace, name, container) {
+            let call = call.map_err(|reason| refusal(RejectCode::InvalidInput, reason))?;
+            let params = call.params(run.limits.output_cap.saturating_add(1));
+            let stream = bounded(&run, started, pods.log_stream(name, &params))
+                .await?
+                .map_err(|e| {
+                    api_refusal(&format!("reading the log of pod {namespace}/{name}"), &e)
+                })?;
+            let (tx, rx) = mpsc::channel(4);
+            let reader = tokio::spawn(forward_log(Box::pin(stream), tx));
+            let (outcome, _) = pump(&run, started, rx, Some(0)).await;
+            reader.abort();
+            return Ok(outcome);
+        }
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .unwrap_or("Unknown");
+        if phase != "Running" {
+            return Err(refusal(
+                RejectCode::NotFound,
+                format!("pod {namespace}/{name} is {phase}, not Running"),
+            ));
+        }
+        let params = AttachParams {
+            container: (!container.is_empty()).then(|| container.clone()),
+            stdin: false,
+            stdout: true,
+            stderr: true,
+            tty: false,
+            max_stdout_buf_size: Some(CHUNK_BYTES),
+            max_stderr_buf_size: Some(CHUNK_BYTES),
+            ..AttachParams::default()
+        };
+        let argv = ["sh", "-c", run.command];
+        let mut attached = bounded(&run, started, pods.exec(name, argv, &params))
+            .await?
+            .map_err(|e| api_refusal(&format!("exec in pod {namespace}/{name}"), &e))?;
+        let (tx, rx) = mpsc::channel(4);
+        let mut tasks = Vec::new();
+        if let Some(out) = attached.stdout() {
+            tasks.push(tokio::spawn(forward(out, Piece::Stdout, tx.clone())));
+        }
+        if let Some(err) = attached.stderr() {
+            tasks.push(tokio::spawn(forward(err, Piece::Stderr, tx.clone())));
+        }
+        let status = attached.take_status();
+        let waiter = tokio::spawn(async move {
+            let status = match status {
+                Some(status) => status.await,
+                None => None,
+            };
+            let code = match exit_code(status.as_ref()) {
+                Ok(code) => Some(code),
+                Err(text) => {
+                    let _ = tx
+                        .send(Piece::Stderr(format!("{text}\n").into_bytes()))
+                        .await;
+                    None
+                }
+            };
+            let _ = tx.send(Piece::Exit(code)).await;
+        });
+        let (outcome, stopped) = pump(&run, started, rx, None).await;
+        attached.abort();
+        waiter.abort();
+        for task in tasks {
+            task.abort();
+        }
+        if stopped {
+            info!(
+                request = %run.request_id,
+                pod = %format!("{namespace}/{name}"),
+                "closed the exec stream; the process in the pod may still be running"
+            );
+        }
+        Ok(outcome)
+    }
+}
+
+/// Forward a log stream as stdout, then exit 0 (or the error on stderr and exit 1).
+async fn forward_log(mut stream: impl futures_util::AsyncRead + Unpin, tx: mpsc::Sender<Piece>) {
+    use futures_util::AsyncReadExt;
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                if tx.send(Piece::Stdout(buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let text = format!("reading the pod log failed: {e}\n").into_bytes();
+                let _ = tx.send(Piece::Stderr(text)).await;
+                let _ = tx.send(Piece::Exit(Some(1))).await;
+                return;
+            }
+        }
+    }
+    let _ = tx.send(Piece::Exit(Some(0))).await;
+}
+
+/// Wait for an API call before anything started, within the request's timeout and cancel.
+async fn bounded<T>(
+    run: &Run<'_>,
+    started: Instant,
+    call: impl Future<Output = T>,
+) -> Result<T, Refusal> {
+    let deadline = tokio::time::Instant::from_std(started + run.limits.timeout);
+    tokio::select! {
+        result = call => Ok(result),
+        _ = run.cancel.cancelled() => Err(refusal(RejectCode::ExecutionFailed, "cancelled before it started")),
+        _ = tokio::time::sleep_until(deadline) => {
+            warn!(request = %run.request_id, "the Kubernetes API did not answer in time");
+            Err(refusal(RejectCode::ExecutionFailed, "the Kubernetes API did not answer in time"))
+        }
+    }
+}
+
+impl Backend for PodBackend {
+    fn run<'a>(&'a self, run: Run<'a>) -> BoxFuture<'a, Result<Outcome, Refusal>> {
+        Box::pin(self.run_pod(run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn status(value: serde_json::Value) -> Status {
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn exec_statuses_map_to_exit_codes() {
+        assert_eq!(
+            exit_code(Some(&status(json!({"status": "Success"})))),
+            Ok(0)
+        );
+        let three = status(json!({"status": "Failure", "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": "3"}]}}));
+        assert_eq!(exit_code(Some(&three)), Ok(3));
+        let unstated = status(json!({"status": "Failure", "reason": "NonZeroExitCode"}));
+        assert!(exit_code(Some(&unstated)).is_err());
+        let no_shell = status(json!({"status": "Failure", "reason": "InternalError",
+            "message": "exec: \"sh\": executable file not found in $PATH"}));
+        assert!(exit_code(Some(&no_shell)).is_err_and(|t| t.contains("executable file not found")));
+        assert!(exit_code(None).is_err());
+    }
+}

@@ -1,0 +1,201 @@
+//! Kubernetes discovery (docs/inventory.md): the cluster, its nodes, namespaces,
+//! deployments and pods, with the newest warning events, listed through the API with
+//! per-kind caps; pods and deployments are watched to mark changes.
+//!
+//! [`detect`] loads a client config (the configured kubeconfig, else `KUBECONFIG` or
+//! `~/.kube/config`, else the in-cluster service account) without calling the API, so a
+//! cluster that does not answer shows up as scan errors rather than slowing start-up.
+//! [`convert`] maps objects to resources, [`events`] shapes warning events, [`scan`] lists
+//! and [`watch`] follows.
+
+pub mod convert;
+pub mod events;
+pub mod scan;
+mod watch;
+
+use super::{BoxFuture, Scan, Source, SourceCtx};
+use crate::config::{Discovery, Toggle};
+use crate::exec::pod::PodBackend;
+use crate::platform::Detected;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+
+/// The cluster name when neither the config nor a kubeconfig gives one.
+pub const IN_CLUSTER: &str = "in-cluster";
+/// Longest a whole scan may take.
+const SCAN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The Kubernetes discovery source.
+#[derive(Clone)]
+pub struct KubeSource {
+    client: Client,
+    cluster: String,
+    max_per_kind: usize,
+}
+
+impl std::fmt::Debug for KubeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeSource")
+            .field("cluster", &self.cluster)
+            .field("max_per_kind", &self.max_per_kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KubeSource {
+    /// A source listing through `client`, naming ids after `cluster` (sanitized), keeping
+    /// at most `max_per_kind` objects of each kind.
+    pub fn new(client: Client, cluster: String, max_per_kind: usize) -> Self {
+        KubeSource {
+            client,
+            cluster: sanitize(&cluster),
+            max_per_kind: max_per_kind.max(1),
+        }
+    }
+
+    /// The cluster part of the ids this source reports.
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+}
+
+impl Source for KubeSource {
+    fn name(&self) -> &'static str {
+        "kubernetes"
+    }
+
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>> {
+        Box::pin(async move {
+            let listed = scan::scan(
+                &self.client,
+                &self.cluster,
+                &ctx.agent_id,
+                self.max_per_kind,
+            );
+            let (resources, capped) =
+                tokio::time::timeout(SCAN_TIMEOUT, listed)
+                    .await
+                    .map_err(|_| {
+                        format!("the Kubernetes API did not answer within {SCAN_TIMEOUT:?}")
+                    })??;
+            Ok(Scan { resources, capped })
+        })
+    }
+
+    fn watch(&self, changed: Arc<Notify>) -> Option<JoinHandle<()>> {
+        Some(tokio::spawn(watch::follow(self.client.clone(), changed)))
+    }
+}
+
+/// A cluster name usable as an id part: `:` and white space become `-`; empty is
+/// [`IN_CLUSTER`].
+pub fn sanitize(name: &str) -> String {
+    let clean: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c == ':' || c == '/' || c.is_whitespace() || c.is_control() {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        IN_CLUSTER.to_owned()
+    } else {
+        clean
+    }
+}
+
+/// The cluster part of ids: the configured name, else the kubeconfig's current context's
+/// cluster, else [`IN_CLUSTER`]; sanitized.
+pub fn cluster_name(configured: Option<&str>, kubeconfig: Option<&Kubeconfig>) -> String {
+    let from_context = || {
+        let kc = kubeconfig?;
+        let current = kc.current_context.as_deref()?;
+        let context = kc.contexts.iter().find(|c| c.name == current)?;
+        context.context.as_ref().map(|c| c.cluster.clone())
+    };
+    let name = configured
+        .map(str::to_owned)
+        .or_else(from_context)
+        .unwrap_or_else(|| IN_CLUSTER.to_owned());
+    sanitize(&name)
+}
+
+/// Load the client config the discovery settings point at, with the kubeconfig it came
+/// from (none for in-cluster).
+async fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String> {
+    let kubeconfig = match &config.kubeconfig {
+        Some(path) => Some(
+            Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?,
+        ),
+        None => match Kubeconfig::read() {
+            Ok(kc) => Some(kc),
+            Err(e) => {
+                debug!(error = %e, "no kubeconfig; trying the in-cluster config");
+                None
+            }
+        },
+    };
+    match kubeconfig {
+        Some(kc) => {
+            let loaded = Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
+                .await
+                .map_err(|e| format!("cannot use the kubeconfig: {e}"))?;
+            Ok((loaded, Some(kc)))
+        }
+        None => Config::incluster()
+            .map(|c| (c, None))
+            .map_err(|e| format!("no kubeconfig and no in-cluster config: {e}")),
+    }
+}
+
+/// The Kubernetes platform, when a client config loads and the config allows it. The API
+/// is not called here: a config that loads but a server that does not answer still counts,
+/// and its scans report the error.
+pub async fn detect(config: &Discovery) -> Option<Detected> {
+    if config.kubernetes == Toggle::Off {
+        return None;
+    }
+    let (client_config, kubeconfig) = match load(config).await {
+        Ok(loaded) => loaded,
+        Err(e) if config.kubernetes == Toggle::On || config.kubeconfig.is_some() => {
+            warn!(error = %e, "kubernetes discovery is configured but no client config loads");
+            return None;
+        }
+        Err(e) => {
+            debug!(error = %e, "no kubernetes client config; kubernetes discovery is off");
+            return None;
+        }
+    };
+    let cluster = cluster_name(config.cluster_name.as_deref(), kubeconfig.as_ref());
+    let url = client_config.cluster_url.to_string();
+    let client = match Client::try_from(client_config) {
+        Ok(client) => client,
+        Err(e) => {
+            warn!(error = %e, "cannot build a kubernetes client");
+            return None;
+        }
+    };
+    info!(%cluster, %url, "kubernetes access configured");
+    Some(Detected {
+        source: Arc::new(KubeSource::new(
+            client.clone(),
+            cluster,
+            config.kubernetes_max_per_kind,
+        )),
+        backend: Arc::new(PodBackend::new(client)),
+        capabilities: vec!["pod"],
+    })
+}
+
+#[cfg(test)]
+mod tests;

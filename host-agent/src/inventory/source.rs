@@ -1,0 +1,47 @@
+//! The interface every discovery source implements.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use vigil_shared::resource::Resource;
+
+/// A boxed future, so sources and backends can be trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who is scanning: the names sources build ids and paths from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceCtx {
+    /// The agent's id (`host:<agent-id>`, and the agent of every path it reports).
+    pub agent_id: String,
+    /// The host name of the machine the agent runs on.
+    pub hostname: String,
+}
+
+/// What one scan of one source found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scan {
+    /// Everything the source sees now; paths carry `ctx.agent_id` as their agent.
+    pub resources: Vec<Resource>,
+    /// Kinds whose list was cut, as `kind: kept of total` (for example `pod: 2000 of 7312`).
+    pub capped: Vec<String>,
+}
+
+/// A discovery source.
+pub trait Source: fmt::Debug + Send + Sync {
+    /// Short name: `host`, `proxmox`, `docker`, `kubernetes`.
+    fn name(&self) -> &'static str;
+
+    /// Look at the platform now. `Err` says why the source could not (its previous
+    /// resources are kept and the error is reported).
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>>;
+
+    /// Start following the platform's change events, calling `changed.notify_one()` for
+    /// each; `None` for sources that only rescan. The task is aborted when the agent stops.
+    fn watch(&self, changed: Arc<Notify>) -> Option<JoinHandle<()>> {
+        let _ = changed;
+        None
+    }
+}
