@@ -63,5 +63,7 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         "cert_serial": row.cert_serial,
         "cert_expires_at": rfc3339(row.cert_expires_at),
         "facts": row.facts,
+        "capabilities": state.agents.sessions().get(id).map(|s| s.hello().capabilities.clone()),
+        "inventory": state.agents.inventory().report(&id.to_string()),
     })))
 }

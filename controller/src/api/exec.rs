@@ -80,22 +80,24 @@ pub async fn exec(
     if body.command.trim().is_empty() {
         return Err(Error::InvalidInput("command is empty".into()));
     }
-    let route = route(&state, &body)?;
     let timeout_s = body.timeout_s.unwrap_or(0);
     if timeout_s > MAX_TIMEOUT_S {
         return Err(Error::InvalidInput(format!(
             "timeout_s {timeout_s} is over the maximum of {MAX_TIMEOUT_S}"
         )));
     }
+    // The classifier decides first, whatever the agent or resource: a write is refused
+    // (and audited) even when its target would not resolve.
     let classification = classify(&body.command);
     if let Err(refusal) = require_read(&classification) {
         tracing::info!(code = refusal.api_code(), "refused a command");
         let mut entry = Entry::new(&principal.name, "exec", "refused").command(&body.command);
-        entry.agent = Some(route.agent.to_string());
-        entry.target = Some(route.audit_target());
+        entry.agent = body.agent.clone();
+        entry.target = Some(body.target.clone().unwrap_or_else(|| "host".into()));
         audit::record(state.agents.store(), entry).await;
         return Err(refusal);
     }
+    let route = route(&state, &body)?;
     let agent = route.agent;
     let target_text = route.audit_target();
     tracing::info!(%agent, target = %route.target, resource = ?route.resource.as_ref().map(ToString::to_string), "routed a command");

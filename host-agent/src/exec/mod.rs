@@ -16,7 +16,7 @@ pub mod process;
 pub mod proxmox;
 
 pub use host::{FIXED_ENV, HostRunner, find_shell};
-pub use process::{Outcome, supervise};
+pub use process::{Outcome, send_finished, supervise};
 
 use crate::guard::{Admitted, Refusal, RejectCode};
 use crate::inventory::BoxFuture;

@@ -21,7 +21,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 const FINISH_SEND_WAIT: Duration = Duration::from_secs(5);
 
 /// How a command ended, for the log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -119,15 +119,7 @@ pub async fn supervise(
     }
 
     let deadline = tokio::time::Instant::from_std(started + limits.timeout);
-    let mut out = Outcome {
-        exit_code: None,
-        signal: None,
-        duration: Duration::ZERO,
-        truncated: false,
-        output_bytes: 0,
-        timed_out: false,
-        cancelled: false,
-    };
+    let mut out = Outcome::default();
     let mut killed = !link_open;
     if killed {
         group.kill();
@@ -201,24 +193,34 @@ pub async fn supervise(
         out.exit_code = status.code();
         out.signal = status.signal();
     }
+    if link_open {
+        send_finished(request_id, events, &out).await;
+    }
+    Some(out)
+}
+
+/// Send the one `Finished` event of `out` (exit code, else signal), waiting a little for
+/// room on the link; every backend ends a started command with this.
+pub async fn send_finished(request_id: &str, events: &mpsc::Sender<ExecEvent>, out: &Outcome) {
     let status = match (out.exit_code, out.signal) {
         (Some(code), _) => Some(finished::Status::ExitCode(code)),
         (None, Some(signal)) => Some(finished::Status::Signal(signal)),
         (None, None) => None,
     };
-    let done = event(exec_event::Kind::Finished(Finished {
-        status,
-        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
-        truncated: out.truncated,
-    }));
-    if link_open
-        && tokio::time::timeout(FINISH_SEND_WAIT, events.send(done))
-            .await
-            .is_err()
+    let done = ExecEvent {
+        request_id: request_id.to_owned(),
+        kind: Some(exec_event::Kind::Finished(Finished {
+            status,
+            duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
+            truncated: out.truncated,
+        })),
+    };
+    if tokio::time::timeout(FINISH_SEND_WAIT, events.send(done))
+        .await
+        .is_err()
     {
         debug!(request = %request_id, "no room on the link for the finished event");
     }
-    Some(out)
 }
 
 /// Forward everything read from one pipe, in chunks of at most [`CHUNK_BYTES`].

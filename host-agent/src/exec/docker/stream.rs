@@ -4,7 +4,7 @@
 //! cancellation, cap, closed link) is SIGKILLed and ends with signal 9.
 
 use super::kill::{belongs_to, kill_tree};
-use crate::exec::{CHUNK_BYTES, Outcome, Run};
+use crate::exec::{CHUNK_BYTES, Outcome, Run, send_finished};
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::errors::Error as DockerError;
@@ -13,15 +13,13 @@ use std::time::{Duration, Instant};
 use tokio::time::sleep_until;
 use tokio_stream::{Stream, StreamExt};
 use tracing::{debug, warn};
-use vigil_proto::agent::v1::{ExecEvent, Finished, Started, exec_event, finished};
+use vigil_proto::agent::v1::{ExecEvent, Started, exec_event};
 
 /// An attached exec's multiplexed output.
 pub type Output = Pin<Box<dyn Stream<Item = Result<LogOutput, DockerError>> + Send>>;
 
 /// How long output is still read, and the engine asked for the end, after a kill.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
-/// How long the final event may wait for room on the link.
-const FINISH_SEND_WAIT: Duration = Duration::from_secs(5);
 /// How often the engine is asked whether the command ended once its output closed.
 const EXIT_POLL: Duration = Duration::from_millis(50);
 /// Longest wait for one engine answer while running.
@@ -132,15 +130,7 @@ pub async fn forward(run: Run<'_>, exec: Exec, mut output: Output) -> Outcome {
         request_id: run.request_id.to_owned(),
         kind: Some(kind),
     };
-    let mut out = Outcome {
-        exit_code: None,
-        signal: None,
-        duration: Duration::ZERO,
-        truncated: false,
-        output_bytes: 0,
-        timed_out: false,
-        cancelled: false,
-    };
+    let mut out = Outcome::default();
     let deadline = tokio::time::Instant::from_std(started + run.limits.timeout);
     let mut link_open = run
         .events
@@ -241,22 +231,8 @@ pub async fn forward(run: Run<'_>, exec: Exec, mut output: Output) -> Outcome {
     } else {
         out.exit_code = exit.flatten();
     }
-    let status = match (out.exit_code, out.signal) {
-        (Some(code), _) => Some(finished::Status::ExitCode(code)),
-        (None, Some(signal)) => Some(finished::Status::Signal(signal)),
-        (None, None) => None,
-    };
-    let done = event(exec_event::Kind::Finished(Finished {
-        status,
-        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
-        truncated: out.truncated,
-    }));
-    if link_open
-        && tokio::time::timeout(FINISH_SEND_WAIT, run.events.send(done))
-            .await
-            .is_err()
-    {
-        debug!(request = %run.request_id, "no room on the link for the finished event");
+    if link_open {
+        send_finished(run.request_id, run.events, &out).await;
     }
     out
 }

@@ -3,18 +3,15 @@
 //! stream) feed [`Piece`]s into a channel; whoever holds the connection stops it when the
 //! pump returns early.
 
-use crate::exec::{Outcome, Run};
+use crate::exec::{Outcome, Run, send_finished};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::time::sleep_until;
-use tracing::debug;
-use vigil_proto::agent::v1::{ExecEvent, Finished, Started, exec_event, finished};
+use vigil_proto::agent::v1::{ExecEvent, Started, exec_event};
 
 /// How long output is still read after the exit status arrived.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
-/// How long the final event may wait for room on the link.
-const FINISH_SEND_WAIT: Duration = Duration::from_secs(5);
 /// The signal reported for a command the agent stopped (as for a killed process group).
 pub const KILLED: i32 = 9;
 
@@ -65,15 +62,7 @@ pub async fn pump(
         .await
         .is_ok();
     let deadline = tokio::time::Instant::from_std(started + run.limits.timeout);
-    let mut out = Outcome {
-        exit_code: None,
-        signal: None,
-        duration: Duration::ZERO,
-        truncated: false,
-        output_bytes: 0,
-        timed_out: false,
-        cancelled: false,
-    };
+    let mut out = Outcome::default();
     let mut stopped = !link_open;
     let mut exit: Option<Option<i32>> = None;
     let mut drain_until: Option<tokio::time::Instant> = None;
@@ -118,22 +107,8 @@ pub async fn pump(
         None if stopped => out.signal = Some(KILLED),
         None => {}
     }
-    let status = match (out.exit_code, out.signal) {
-        (Some(code), _) => Some(finished::Status::ExitCode(code)),
-        (None, Some(signal)) => Some(finished::Status::Signal(signal)),
-        (None, None) => None,
-    };
-    let done = event(exec_event::Kind::Finished(Finished {
-        status,
-        duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
-        truncated: out.truncated,
-    }));
-    if link_open
-        && tokio::time::timeout(FINISH_SEND_WAIT, run.events.send(done))
-            .await
-            .is_err()
-    {
-        debug!(request = %run.request_id, "no room on the link for the finished event");
+    if link_open {
+        send_finished(run.request_id, run.events, &out).await;
     }
     (out, stopped && exit.is_none())
 }

@@ -141,15 +141,7 @@ pub(super) async fn run(qm: &Path, vmid: u32, run: Run<'_>) -> Outcome {
         truncated: false,
         open: true,
     };
-    let mut outcome = Outcome {
-        exit_code: None,
-        signal: None,
-        duration: Duration::ZERO,
-        truncated: false,
-        output_bytes: 0,
-        timed_out: false,
-        cancelled: false,
-    };
+    let mut outcome = Outcome::default();
     emit.send(Kind::Started(Started {})).await;
     let timeout_s = run.limits.timeout.as_secs().max(1);
     let (vmid_text, timeout_text) = (vmid.to_string(), timeout_s.to_string());
