@@ -289,6 +289,47 @@ async fn a_proxmox_node_reports_its_guests_and_runs_commands_inside_them() {
         (403, &json!("POLICY_BLOCKED"))
     );
     assert_eq!(fixture.execs().len(), before + 3, "nothing else ran");
+
+    // The same through the CLI: search, one resource's chain, and exec by resource id.
+    let url = format!("http://127.0.0.1:{}", ctrl.http_port);
+    let (code, out, err) = ctrl.cli(&["resources", "--url", &url, "jellyfin"]);
+    assert_eq!(code, 0, "{err}");
+    let first = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        first.starts_with("docker_container:media:689b21f1c3ca")
+            && first.contains("media-jellyfin-1"),
+        "{out}"
+    );
+    let (code, out, err) = ctrl.cli(&["resources", "--url", &url, "--id", "lxc:delly:141"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("routing chain") && out.contains("pct_exec  lxc:141"),
+        "{out}"
+    );
+    // (`exec` takes everything after `--` as the command, so the token comes from the
+    // environment rather than a trailing --data-dir.)
+    let token = std::fs::read_to_string(ctrl.data_dir().join("admin.token")).expect("token");
+    let out = std::process::Command::new(vigil_tests::bin("vigil-controller"))
+        .args([
+            "exec",
+            "--url",
+            &url,
+            "--target",
+            "lxc:delly:141",
+            "--",
+            "echo",
+            "from-cli",
+        ])
+        .env("VIGIL_TOKEN", token.trim())
+        .output()
+        .expect("vigil-controller exec");
+    let (code, out, err) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!((code, out.as_str()), (0, "from-cli\n"), "{err}");
+    assert_eq!(fixture.execs().len(), before + 4);
 }
 
 #[tokio::test(flavor = "multi_thread")]

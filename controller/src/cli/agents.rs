@@ -87,10 +87,10 @@ pub fn table(agents: &[AgentView]) -> String {
         "LAST SEEN",
         "LABELS",
     ];
-    let rows: Vec<[String; 7]> = agents
+    let rows: Vec<Vec<String>> = agents
         .iter()
         .map(|a| {
-            [
+            vec![
                 a.id.clone(),
                 a.hostname.clone(),
                 if a.connected { "yes" } else { "no" }.to_owned(),
@@ -105,27 +105,7 @@ pub fn table(agents: &[AgentView]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut text = cells
-            .iter()
-            .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect::<Vec<_>>()
-            .join("  ");
-        text.truncate(text.trim_end().len());
-        text + "\n"
-    };
-    let mut out = line(header.to_vec());
-    for row in &rows {
-        out += &line(row.iter().map(String::as_str).collect());
-    }
-    out
+    super::table::render(&header, &rows)
 }
 
 async fn revoke(args: RevokeArgs) -> Result<()> {

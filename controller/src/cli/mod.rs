@@ -3,7 +3,8 @@
 //! and turns its result into the process exit code.
 //!
 //! Subcommands that touch state (`serve`, `token`, `ca show`) work on `--data-dir`
-//! directly; those that need the running controller (`agents`, `exec`) call its HTTP API
+//! directly; those that need the running controller (`agents`, `resources`, `exec`) call
+//! its HTTP API
 //! ([`client`]).
 
 pub mod agents;
@@ -13,8 +14,10 @@ pub mod ca;
 pub mod client;
 pub mod exec;
 pub mod policy;
+pub mod resources;
 pub mod serve;
 pub mod sse;
+pub mod table;
 pub mod token;
 
 use clap::{Parser, Subcommand};
@@ -27,7 +30,7 @@ Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or
 
 Environment: VIGIL_DATA_DIR and VIGIL_DATABASE_URL (serve and the state subcommands), VIGIL_CONFIG
 and the other VIGIL_* keys listed by `serve --help` (serve), VIGIL_URL and VIGIL_TOKEN (agents,
-exec). Logs go to standard error; set RUST_LOG (for example
+resources, exec). Logs go to standard error; set RUST_LOG (for example
 RUST_LOG=debug) to see more.";
 
 /// `vigil-controller`: the Vigil controller.
@@ -64,7 +67,11 @@ pub enum Command {
     Ca(ca::CaCommand),
     /// List or revoke agents (through the running controller's API).
     Agents(agents::AgentsArgs),
-    /// Run a read-only command on an agent (through the running controller's API).
+    /// Search what the agents see, or show one resource's routing chain (through the
+    /// running controller's API).
+    Resources(resources::ResourcesArgs),
+    /// Run a read-only command on an agent or in a resource (through the running
+    /// controller's API).
     Exec(exec::ExecArgs),
     /// Inspect the command classifier (the policy engine's first gate).
     #[command(subcommand)]
@@ -91,6 +98,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Audit(command) => audit::run(command),
         Command::Ca(command) => ca::run(command).map(|()| 0),
         Command::Agents(args) => agents::run(args).map(|()| 0),
+        Command::Resources(args) => resources::run(args).map(|()| 0),
         Command::Exec(args) => exec::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),
     }
