@@ -57,10 +57,14 @@ fn cert_error(what: &'static str) -> impl FnOnce(rcgen::Error) -> Error {
     move |e| Error::Certificate(format!("{what}: {e}"))
 }
 
-/// 128 random bits for a certificate serial number.
+/// A random 16-byte certificate serial number (127 random bits). The first byte is kept
+/// between 0x01 and 0x7f so the DER integer is positive and always 16 bytes long: a
+/// leading zero byte would be dropped (a 1-in-256 shorter serial) and a high bit would
+/// need a padding byte.
 pub(crate) fn random_serial() -> Result<SerialNumber> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| Error::Certificate(format!("random serial: {e}")))?;
+    bytes[0] = (bytes[0] & 0x7f).max(1);
     Ok(SerialNumber::from_slice(&bytes))
 }
 
@@ -262,7 +266,12 @@ mod tests {
         let (_, parsed) = X509Certificate::from_der(&cert.der).unwrap();
         let eku = parsed.extended_key_usage().unwrap().unwrap().value;
         assert!(eku.client_auth && !eku.server_auth && !eku.any);
-        assert!(parsed.raw_serial().len() >= 16);
+        assert_eq!(parsed.raw_serial().len(), 16);
+        for _ in 0..2000 {
+            let serial = random_serial().unwrap();
+            let first = serial.as_ref()[0];
+            assert!((1..0x80).contains(&first), "{serial:?}");
+        }
         let other = ca.sign_agent_csr(&csr_pem(), agent, now).unwrap();
         assert_ne!(cert.serial, other.serial, "serials are random");
     }
