@@ -165,7 +165,10 @@ mod tests {
         ]));
         let lines: Vec<&str> = listed.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0].find("KIND"), lines[1].find("  lxc  ").map(|i| i + 2));
+        assert_eq!(
+            lines[0].find("KIND"),
+            lines[1].find("  lxc  ").map(|i| i + 2)
+        );
         assert!(lines[2].ends_with('-'), "{listed}");
         let shown = detail(&json!({
             "id": "lxc:delly:141", "kind": "lxc", "name": "media", "aliases": ["141"],
