@@ -147,6 +147,25 @@ impl Api {
         self.json_call("/api/exec", body).await
     }
 
+    /// `POST /api/exec` routed by resource id that must be refused: `(status, error code,
+    /// whole body)`; panics when the command ran.
+    pub async fn exec_resource_refused(
+        &self,
+        resource: &str,
+        command: &str,
+    ) -> (u16, String, Value) {
+        match self.exec_resource_json(resource, command).await {
+            Ok(out) => panic!("{command:?} in {resource} ran: {out:?}"),
+            Err((status, body)) => {
+                let code = body["error"]["code"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                (status, code, body)
+            }
+        }
+    }
+
     /// `POST /api/exec` routed by resource id, streamed as server-sent events.
     pub async fn exec_resource_sse(
         &self,

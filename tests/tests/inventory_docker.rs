@@ -145,15 +145,9 @@ async fn a_container_is_reported_followed_and_reachable_by_its_resource_id() {
 
     // A write is refused: by the controller's classifier on the API, and by the agent
     // itself when it arrives as a WRITE without a grant.
-    let (status, body) = ctrl
-        .api
-        .exec_resource_json(&id, "rm -rf /bin")
-        .await
-        .expect_err("a write through /api/exec");
-    assert_eq!(
-        (status, &body["error"]["code"]),
-        (403, &json!("POLICY_BLOCKED"))
-    );
+    // A write through /api/exec.
+    let (status, code, _) = ctrl.api.exec_resource_refused(&id, "rm -rf /bin").await;
+    assert_eq!((status, code.as_str()), (403, "POLICY_BLOCKED"));
     let (status, body) = ctrl
         .api
         .raw_exec_json(
@@ -177,13 +171,11 @@ async fn a_container_is_reported_followed_and_reachable_by_its_resource_id() {
     web.stop();
     let stopped = wait_for_status(&ctrl, &web, "exited").await;
     assert!(stopped.is_some(), "stop never showed\n{}", agent.log());
-    let (status, body) = ctrl
+    let (status, code, body) = ctrl
         .api
-        .exec_resource_json(&id, "cat /etc/hostname")
-        .await
-        .expect_err("exec in a stopped container");
-    assert_eq!(status, 403, "{body}");
-    assert_eq!(body["error"]["code"], "NOT_FOUND", "{body}");
+        .exec_resource_refused(&id, "cat /etc/hostname")
+        .await;
+    assert_eq!((status, code.as_str()), (403, "NOT_FOUND"), "{body}");
     web.start();
     let running = wait_for_status(&ctrl, &web, "running").await;
     assert!(running.is_some(), "start never showed\n{}", agent.log());
@@ -208,25 +200,17 @@ async fn a_removed_container_leaves_the_inventory_and_unknown_ids_are_not_found(
     })
     .await;
     assert!(removed, "removal never showed\n{}", agent.log());
-    let (status, body) = ctrl
+    // Exec in a removed container, an unknown resource, a malformed id.
+    let (status, code, _) = ctrl
         .api
-        .exec_resource_json(&id, "cat /etc/hostname")
-        .await
-        .expect_err("exec in a removed container");
-    assert_eq!((status, &body["error"]["code"]), (404, &json!("NOT_FOUND")));
-    let (status, body) = ctrl
+        .exec_resource_refused(&id, "cat /etc/hostname")
+        .await;
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
+    let (status, code, _) = ctrl
         .api
-        .exec_resource_json("docker_container:nowhere:000000000000", "uptime")
-        .await
-        .expect_err("unknown resource");
-    assert_eq!((status, &body["error"]["code"]), (404, &json!("NOT_FOUND")));
-    let (status, body) = ctrl
-        .api
-        .exec_resource_json("not-an-id", "uptime")
-        .await
-        .expect_err("malformed id");
-    assert_eq!(
-        (status, &body["error"]["code"]),
-        (400, &json!("INVALID_INPUT"))
-    );
+        .exec_resource_refused("docker_container:nowhere:000000000000", "uptime")
+        .await;
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
+    let (status, code, _) = ctrl.api.exec_resource_refused("not-an-id", "uptime").await;
+    assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"));
 }

@@ -263,31 +263,21 @@ async fn a_proxmox_node_reports_its_guests_and_runs_commands_inside_them() {
     );
 
     // Refusals: no path, a stopped guest, a write.
-    let (status, body) = ctrl
+    let (status, code, _) = ctrl
         .api
-        .exec_resource_json("vm:delly:204", "uptime")
-        .await
-        .expect_err("a VM without guest agent");
-    assert_eq!((status, &body["error"]["code"]), (404, &json!("NOT_FOUND")));
-    let (status, body) = ctrl
+        .exec_resource_refused("vm:delly:204", "uptime")
+        .await;
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
+    let (status, code, body) = ctrl
         .api
-        .exec_resource_json("lxc:delly:142", "uptime")
-        .await
-        .expect_err("a stopped LXC");
-    assert_eq!(
-        (status, &body["error"]["code"]),
-        (403, &json!("NOT_FOUND")),
-        "{body}"
-    );
-    let (status, body) = ctrl
+        .exec_resource_refused("lxc:delly:142", "uptime")
+        .await;
+    assert_eq!((status, code.as_str()), (403, "NOT_FOUND"), "{body}");
+    let (status, code, _) = ctrl
         .api
-        .exec_resource_json("lxc:delly:141", "rm -rf /media")
-        .await
-        .expect_err("a write");
-    assert_eq!(
-        (status, &body["error"]["code"]),
-        (403, &json!("POLICY_BLOCKED"))
-    );
+        .exec_resource_refused("lxc:delly:141", "rm -rf /media")
+        .await;
+    assert_eq!((status, code.as_str()), (403, "POLICY_BLOCKED"));
     assert_eq!(fixture.execs().len(), before + 3, "nothing else ran");
 
     // The same through the CLI: search, one resource's chain, and exec by resource id.
@@ -398,15 +388,10 @@ async fn the_agent_inside_a_guest_is_preferred_over_the_nodes_pct_exec() {
     node.stop();
     let gone = wait_until(CONNECT, || async { !ctrl.api.connected(&n).await }).await;
     assert!(gone);
-    let (status, body) = ctrl
+    let (status, code, body) = ctrl
         .api
-        .exec_resource_json("lxc:delly:141", "uptime")
-        .await
-        .expect_err("no agent");
-    assert_eq!(
-        (status, &body["error"]["code"]),
-        (503, &json!("AGENT_OFFLINE")),
-        "{body}"
-    );
+        .exec_resource_refused("lxc:delly:141", "uptime")
+        .await;
+    assert_eq!((status, code.as_str()), (503, "AGENT_OFFLINE"), "{body}");
     assert_eq!(body["error"]["details"]["agents"], json!([i, n]));
 }
