@@ -1,4 +1,5 @@
 use super::*;
+use std::time::Duration;
 use vigil_shared::resource::{Facts, ResourceKind};
 
 fn lxc(vmid: u32, status: &str) -> Resource {
@@ -92,4 +93,80 @@ fn large_updates_are_split_and_only_the_first_is_full() {
         (1..=messages.len() as u64).collect::<Vec<_>>()
     );
     assert_eq!(messages[0].sources, ["proxmox"]);
+}
+
+/// A source whose resources the test sets, counting its scans.
+#[derive(Debug, Default)]
+struct Fake {
+    resources: std::sync::Mutex<Vec<Resource>>,
+}
+
+impl Source for Fake {
+    fn name(&self) -> &'static str {
+        "proxmox"
+    }
+
+    fn scan<'a>(
+        &'a self,
+        _ctx: &'a SourceCtx,
+    ) -> super::super::BoxFuture<'a, Result<Scan, String>> {
+        let resources = self.resources.lock().map(|r| r.clone()).unwrap_or_default();
+        Box::pin(async move { ok(resources) })
+    }
+}
+
+async fn next_inventory(rx: &mut mpsc::Receiver<AgentMessage>) -> InventoryUpdate {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("an update (hang guard)")
+            .expect("the reporter is running");
+        if let Some(agent_message::Kind::Inventory(update)) = message.kind {
+            return update;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_changes_is_one_update_and_rescans_without_change_send_nothing() {
+    // Runs on the current-thread runtime: the reporter only runs while the test awaits.
+    let fake = Arc::new(Fake::default());
+    *fake.resources.lock().unwrap() = vec![lxc(141, "running")];
+    let discovery = Arc::new(Discovery::start(
+        vec![fake.clone()],
+        SourceCtx {
+            agent_id: "a1".into(),
+            hostname: "delly".into(),
+        },
+        Duration::from_secs(3600),
+        Duration::from_secs(2),
+    ));
+    let (tx, mut rx) = mpsc::channel(64);
+    let reporter = tokio::spawn({
+        let discovery = Arc::clone(&discovery);
+        async move { discovery.report(tx).await }
+    });
+    let first = next_inventory(&mut rx).await;
+    assert!(first.full && first.upserts.len() == 1 && first.seq == 1);
+
+    // Ten changes, each with its event, a few milliseconds apart: the reporter waits out
+    // the debounce after the first and sends one update with the last state.
+    for step in 0..10 {
+        *fake.resources.lock().unwrap() = vec![lxc(141, &format!("state-{step}"))];
+        discovery.changed.notify_one();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let burst = next_inventory(&mut rx).await;
+    assert!(!burst.full);
+    assert_eq!(burst.upserts.len(), 1);
+    assert_eq!(burst.upserts[0].status, "state-9");
+
+    // The next change is the very next update: the burst's extra rescans sent nothing.
+    *fake.resources.lock().unwrap() = vec![lxc(141, "state-9"), lxc(142, "running")];
+    discovery.changed.notify_one();
+    let next = next_inventory(&mut rx).await;
+    assert_eq!(next.seq, burst.seq + 1);
+    assert_eq!(next.upserts.len(), 1);
+    assert_eq!(next.upserts[0].id.to_string(), "lxc:delly:142");
+    reporter.abort();
 }
