@@ -9,6 +9,7 @@ use vigil_proto::agent::v1::Goodbye;
 use vigil_shared::ids::AgentId;
 
 use crate::clock::{rfc3339, unix_now};
+use crate::gateway::claims::NodeClaims;
 use crate::gateway::{RevocationSet, Sessions};
 use crate::inventory::Inventory;
 use crate::store::Store;
@@ -40,6 +41,7 @@ pub struct Agents {
     sessions: Arc<Sessions>,
     revocations: Arc<RevocationSet>,
     inventory: Arc<Inventory>,
+    node_claims: Arc<NodeClaims>,
 }
 
 impl Agents {
@@ -50,7 +52,13 @@ impl Agents {
             sessions,
             revocations,
             inventory: Arc::new(Inventory::new()),
+            node_claims: Arc::new(NodeClaims::default()),
         }
+    }
+
+    /// Which agent speaks for each Proxmox node.
+    pub fn node_claims(&self) -> &Arc<NodeClaims> {
+        &self.node_claims
     }
 
     /// What the agents report they can see.
@@ -119,6 +127,7 @@ impl Agents {
     pub fn cut(&self, id: AgentId, reason: &str) {
         self.revocations.revoke_agent(id);
         self.inventory.forget_agent(&id.to_string());
+        self.node_claims.release(&id.to_string());
         let goodbye = Goodbye {
             reason: format!("agent revoked: {reason}"),
             retry: false,

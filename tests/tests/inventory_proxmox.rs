@@ -196,6 +196,37 @@ async fn a_proxmox_node_reports_its_guests_and_runs_commands_inside_them() {
     let no_agent = wait_for(&ctrl, "vm:delly:204", &node).await;
     assert!(chain(&no_agent).is_empty(), "{no_agent}");
 
+    // A second agent that also says it is node delly is not believed while the first is
+    // connected: its report arrives, but the chains keep only the first agent's paths.
+    let impostor = Agent::join(&ctrl, fixture.options(PROXMOX_ONLY, &[])).await;
+    connected(&ctrl, &impostor).await;
+    let reported = wait_until(SETTLE, || {
+        let api = &ctrl.api;
+        let path = format!("/api/agents/{}", impostor.state.id);
+        async move { api.get(&path).await.1["inventory"]["resources"].as_u64() >= Some(1) }
+    })
+    .await;
+    assert!(
+        reported,
+        "the second agent never reported\n{}",
+        impostor.log()
+    );
+    for id in [
+        "node:delly",
+        "lxc:delly:141",
+        "docker_container:media:689b21f1c3ca",
+    ] {
+        let resource = ctrl.api.resource(id).await.expect(id);
+        let agents: Vec<&str> = resource["chain"]
+            .as_array()
+            .expect("chain")
+            .iter()
+            .filter_map(|p| p["agent"].as_str())
+            .collect();
+        assert_eq!(agents, [n.as_str()], "{id}: {resource}");
+    }
+    drop(impostor);
+
     // Search finds the container by a hyphen part of its name.
     let hits = ctrl.api.resources("jellyfin").await;
     assert_eq!(

@@ -74,7 +74,13 @@ pub async fn ingest(agents: &Agents, agent: AgentId, wire: &InventoryUpdate) {
         };
         agents.inventory().set_guest_label(&id, guest);
     }
-    let update = to_update(&id, wire);
+    let mut update = to_update(&id, wire);
+    let sessions = agents.sessions();
+    update.upserts = agents.node_claims().filter(&id, update.upserts, |owner| {
+        owner
+            .parse::<AgentId>()
+            .is_ok_and(|owner| sessions.get(owner).is_some())
+    });
     debug!(
         seq = update.seq,
         full = update.full,

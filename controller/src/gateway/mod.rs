@@ -4,6 +4,7 @@
 //! ([`dispatch`]). [`Gateway::serve`] runs the accept loop and feeds two tonic servers,
 //! one per kind of connection, through their own incoming queues.
 
+pub mod claims;
 pub mod convert;
 pub mod dispatch;
 pub mod enrollment;
