@@ -29,6 +29,20 @@ pub enum ResourceKind {
 }
 
 impl ResourceKind {
+    /// Every kind, in id order.
+    pub const ALL: [ResourceKind; 10] = [
+        ResourceKind::Node,
+        ResourceKind::Host,
+        ResourceKind::Lxc,
+        ResourceKind::Vm,
+        ResourceKind::DockerContainer,
+        ResourceKind::Pod,
+        ResourceKind::Cluster,
+        ResourceKind::Namespace,
+        ResourceKind::KubeNode,
+        ResourceKind::Deployment,
+    ];
+
     /// The id prefix and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -50,22 +64,10 @@ impl FromStr for ResourceKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        use ResourceKind::*;
-        [
-            Node,
-            Host,
-            Lxc,
-            Vm,
-            DockerContainer,
-            Pod,
-            Cluster,
-            Namespace,
-            KubeNode,
-            Deployment,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-        .ok_or_else(|| format!("unknown resource kind {s:?}"))
+        ResourceKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown resource kind {s:?}"))
     }
 }
 
@@ -299,6 +301,15 @@ pub enum Via {
 }
 
 impl Via {
+    /// Every kind of path.
+    pub const ALL: [Via; 5] = [
+        Via::Direct,
+        Via::PctExec,
+        Via::QmGuestExec,
+        Via::Docker,
+        Via::Kubernetes,
+    ];
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -315,16 +326,10 @@ impl FromStr for Via {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
-            Via::Direct,
-            Via::PctExec,
-            Via::QmGuestExec,
-            Via::Docker,
-            Via::Kubernetes,
-        ]
-        .into_iter()
-        .find(|v| v.as_str() == s)
-        .ok_or_else(|| format!("unknown path kind {s:?}"))
+        Via::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown path kind {s:?}"))
     }
 }
 
@@ -433,6 +438,18 @@ mod tests {
             let json = serde_json::to_string(&id).expect("json");
             assert_eq!(serde_json::from_str::<ResourceId>(&json).expect("back"), id);
         }
+    }
+
+    #[test]
+    fn kinds_and_paths_round_trip_through_their_names() {
+        for kind in ResourceKind::ALL {
+            assert_eq!(kind.as_str().parse::<ResourceKind>(), Ok(kind));
+        }
+        for via in Via::ALL {
+            assert_eq!(via.as_str().parse::<Via>(), Ok(via));
+        }
+        assert!("ship".parse::<ResourceKind>().is_err());
+        assert!("ssh".parse::<Via>().is_err());
     }
 
     #[test]

@@ -14,9 +14,8 @@ use vigil_shared::resource::{Resource, ResourceId};
 use super::ApiState;
 use super::agents::parse_agent_id;
 use super::auth::Principal;
-use super::exec_output::{ResponseFormat, run};
+use super::exec_output::run_audited;
 use super::json_body::JsonBody;
-use crate::audit::exec::ExecTrail;
 use crate::audit::{self, Entry};
 use crate::gateway::convert::target_to_proto;
 use crate::{Error, Result};
@@ -110,21 +109,14 @@ pub async fn exec(
         timeout_s,
         output_cap_bytes: 0,
     };
-    let trail = ExecTrail::new(
-        state.agents.store().clone(),
-        state.metrics.clone(),
-        &principal.name,
+    run_audited(
+        &state,
+        &headers,
+        &principal,
         "exec",
-        &agent.to_string(),
-        &target_text,
-        &request.command,
-    );
-    run(
-        &state.dispatcher,
         agent,
+        &target_text,
         request,
-        ResponseFormat::from_headers(&headers),
-        trail,
     )
     .await
 }

@@ -108,6 +108,36 @@ impl ResponseFormat {
     }
 }
 
+/// Send `request` to `agent` with its audit trail (`action` is the audit action, `target`
+/// the target as recorded) and answer in the format the caller's `Accept` asks for.
+pub async fn run_audited(
+    state: &super::ApiState,
+    headers: &HeaderMap,
+    principal: &super::Principal,
+    action: &str,
+    agent: AgentId,
+    target: &str,
+    request: ExecRequest,
+) -> Result<Response> {
+    let trail = ExecTrail::new(
+        state.agents.store().clone(),
+        state.metrics.clone(),
+        &principal.name,
+        action,
+        &agent.to_string(),
+        target,
+        &request.command,
+    );
+    run(
+        &state.dispatcher,
+        agent,
+        request,
+        ResponseFormat::from_headers(headers),
+        trail,
+    )
+    .await
+}
+
 /// Sends `request` to `agent` and answers in `format` (see the module documentation).
 pub async fn run(
     dispatcher: &Dispatcher,

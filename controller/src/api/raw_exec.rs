@@ -15,9 +15,8 @@ use super::ApiState;
 use super::agents::parse_agent_id;
 use super::auth::Principal;
 use super::exec::parse_target;
-use super::exec_output::{ResponseFormat, run};
+use super::exec_output::run_audited;
 use super::json_body::JsonBody;
-use crate::audit::exec::ExecTrail;
 use crate::gateway::convert::target_to_proto;
 use crate::{Error, Result};
 
@@ -122,21 +121,14 @@ pub async fn raw_exec(
         timeout_s: body.timeout_s.unwrap_or(0),
         output_cap_bytes: body.output_cap_bytes.unwrap_or(0),
     };
-    let trail = ExecTrail::new(
-        state.agents.store().clone(),
-        state.metrics.clone(),
-        &principal.name,
+    run_audited(
+        &state,
+        &headers,
+        &principal,
         "raw_exec",
-        &agent.to_string(),
-        &target_text,
-        &request.command,
-    );
-    run(
-        &state.dispatcher,
         agent,
+        &target_text,
         request,
-        ResponseFormat::from_headers(&headers),
-        trail,
     )
     .await
 }
