@@ -24,12 +24,15 @@ pub mod clock;
 pub mod config;
 pub mod data_dir;
 mod error;
+pub mod exec;
 pub mod gateway;
 pub mod http_tls;
 pub mod inventory;
 pub mod local_agent;
+pub mod metrics;
 pub mod pki;
 pub mod policy_cli;
+pub mod roles;
 pub mod server;
 pub mod store;
 

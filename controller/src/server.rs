@@ -18,6 +18,7 @@ use crate::api::install::InstallSite;
 use crate::api::{self, ApiOptions, ApiState, Metrics};
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
+use crate::exec::ExecService;
 use crate::gateway::{
     Dispatcher, EnrollmentService, Gateway, GatewayTls, LinkService, RevocationSet, Sessions,
 };
@@ -82,10 +83,16 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         EnrollmentService::new(agents.clone(), pki.clone()),
         LinkService::new(agents.clone(), pki.clone(), config.heartbeat),
     );
+    let metrics = Arc::new(Metrics::new());
+    let exec = ExecService::new(
+        agents.clone(),
+        Dispatcher::new(sessions, store.clone()),
+        metrics.clone(),
+    );
     let state = ApiState {
         agents: agents.clone(),
-        dispatcher: Dispatcher::new(sessions, store.clone()),
-        metrics: Arc::new(Metrics::new()),
+        exec,
+        metrics,
     };
     let router = api::router(
         state,

@@ -3,9 +3,6 @@
 //! admin token, stored like any other. [`require_role`] guards each route group: no or an
 //! unknown token is 401, too low a role is 403 `FORBIDDEN`.
 
-use std::fmt;
-use std::str::FromStr;
-
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
@@ -15,55 +12,10 @@ use serde_json::json;
 use super::ApiState;
 use crate::clock::unix_now;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
+pub use crate::roles::Role;
 use crate::store::Store;
 use crate::store::api_tokens::generate_token;
 use crate::{Error, Result};
-
-/// Roles, lowest first: each may do what the lower ones may.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// May read (agents, remote reads).
-    Viewer,
-    /// May also decide approvals.
-    Operator,
-    /// May do everything: revoke, audit, raw execution.
-    Admin,
-}
-
-impl Role {
-    /// The stored and displayed name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Operator => "operator",
-            Role::Admin => "admin",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Role {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Role> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "viewer" => Ok(Role::Viewer),
-            "operator" => Ok(Role::Operator),
-            "admin" => Ok(Role::Admin),
-            other => Err(Error::InvalidInput(format!(
-                "unknown role {other:?} (viewer, operator or admin)"
-            ))),
-        }
-    }
-}
 
 /// Who made a request, attached to the request's extensions.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,12 +30,12 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::exec::{ExecExit, ExecOutcome};
 pub use auth::{Principal, Role};
-pub use exec_output::{ExecExit, ExecOutcome};
 pub use metrics::Metrics;
 
 use crate::agents::Agents;
-use crate::gateway::Dispatcher;
+use crate::exec::ExecService;
 use crate::{Error, Result};
 
 /// What the handlers share.
@@ -43,8 +43,8 @@ use crate::{Error, Result};
 pub struct ApiState {
     /// The agent registry.
     pub agents: Agents,
-    /// Sends commands to agents.
-    pub dispatcher: Dispatcher,
+    /// Routes, dispatches and audits commands.
+    pub exec: ExecService,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
 }

@@ -14,9 +14,9 @@ use vigil_proto::agent::v1::{ExecMode, ExecRequest, Grant};
 use super::ApiState;
 use super::agents::parse_agent_id;
 use super::auth::Principal;
-use super::exec::parse_target;
-use super::exec_output::run_audited;
+use super::exec_output::respond;
 use super::json_body::JsonBody;
+use crate::exec::{Trail, parse_target};
 use crate::gateway::convert::target_to_proto;
 use crate::{Error, Result};
 
@@ -121,14 +121,12 @@ pub async fn raw_exec(
         timeout_s: body.timeout_s.unwrap_or(0),
         output_cap_bytes: body.output_cap_bytes.unwrap_or(0),
     };
-    run_audited(
-        &state,
-        &headers,
-        &principal,
-        "raw_exec",
-        agent,
-        &target_text,
-        request,
-    )
-    .await
+    let trail = Trail {
+        actor: &principal.name,
+        action: "raw_exec",
+        target: &target_text,
+        approval_id: None,
+    };
+    let running = state.exec.start_request(agent, request, trail).await?;
+    respond(running, &headers).await
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Entry, record};
-use crate::api::Metrics;
+use crate::metrics::Metrics;
 use crate::store::Store;
 
 /// The audit trail of one execution in progress.
@@ -42,6 +42,11 @@ impl ExecTrail {
         }
     }
 
+    /// Records the approval this execution comes from.
+    pub fn approval(&mut self, id: &str) {
+        self.entry.approval_id = Some(id.to_owned());
+    }
+
     /// Counts output bytes.
     pub fn output(&mut self, len: usize) {
         self.bytes = self
@@ -61,7 +66,7 @@ impl ExecTrail {
         match kind {
             Kind::StdoutChunk(chunk) | Kind::StderrChunk(chunk) => self.output(chunk.len()),
             Kind::Finished(finished) => {
-                self.finished(crate::api::ExecExit::from_finished(finished).exit_code);
+                self.finished(crate::exec::ExecExit::from_finished(finished).exit_code);
             }
             Kind::Rejected(rejected) => self.failed(&rejected.code),
             Kind::Started(_) => {}

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use super::Store;
-use crate::api::Role;
+use crate::roles::Role;
 use crate::{Error, Result};
 
 /// Prefix of every API token.

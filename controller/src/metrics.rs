@@ -1,0 +1,199 @@
+//! The controller's Prometheus metrics, below the HTTP layer so that the exec service, the
+//! approvals and the assistant count into them without depending on `api`. Label values
+//! are bounded: route templates, status codes and fixed sets of outcomes and gate names.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HttpLabels {
+    route: String,
+    status: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GateLabels {
+    gate: String,
+    state: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+/// Outcomes of approval decisions that get their own label value; others are `other`.
+const APPROVAL_OUTCOMES: [&str; 5] = [
+    "approved",
+    "denied",
+    "conflict",
+    "approval_expired",
+    "not_found",
+];
+
+/// The controller's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    http: Family<HttpLabels, Counter>,
+    agents: Gauge,
+    exec_latency: Histogram,
+    approvals: Family<OutcomeLabels, Counter>,
+    gate_blocks: Family<GateLabels, Counter>,
+    recoveries: Family<OutcomeLabels, Counter>,
+    iterations: Counter,
+    write_runs: Family<OutcomeLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("vigil");
+        let http = Family::<HttpLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route template and status",
+            http.clone(),
+        );
+        let agents = Gauge::default();
+        registry.register(
+            "agents_connected",
+            "Agents with an open stream",
+            agents.clone(),
+        );
+        let exec_latency = Histogram::new(exponential_buckets(0.005, 2.0, 14));
+        registry.register(
+            "exec_latency_seconds",
+            "Time from POST /api/exec to its response head",
+            exec_latency.clone(),
+        );
+        let approvals = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "approval_decisions",
+            "Approval decisions by outcome",
+            approvals.clone(),
+        );
+        let gate_blocks = Family::<GateLabels, Counter>::default();
+        registry.register(
+            "assistant_gate_blocks",
+            "Tool calls and final answers the assistant's gates blocked, by gate and FSM state",
+            gate_blocks.clone(),
+        );
+        let recoveries = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "assistant_auto_recovery",
+            "Automatic retries of blocked tool calls with their suggested rewrite (attempt, success)",
+            recoveries.clone(),
+        );
+        let iterations = Counter::default();
+        registry.register(
+            "assistant_iterations",
+            "Model calls of the assistant loop",
+            iterations.clone(),
+        );
+        let write_runs = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "approved_write_runs",
+            "Writes run with a signed grant, by outcome (ok, failed, unknown)",
+            write_runs.clone(),
+        );
+        Metrics {
+            registry,
+            gate_blocks,
+            recoveries,
+            iterations,
+            write_runs,
+            http,
+            agents,
+            exec_latency,
+            approvals,
+        }
+    }
+
+    /// Counts an approval decision (`approved`, `denied`, or the error code).
+    pub fn approval(&self, outcome: &str) {
+        let outcome = if APPROVAL_OUTCOMES.contains(&outcome) {
+            outcome
+        } else {
+            "other"
+        };
+        self.approvals
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Records the latency of one exec.
+    pub fn exec(&self, elapsed: Duration) {
+        self.exec_latency.observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts a block by `gate` (`fsm_tool`, `fsm_final`, `strict_resolution`,
+    /// `routing_mismatch`, `loop_detected`, `policy`, …) in FSM `state`.
+    pub fn gate_block(&self, gate: &'static str, state: &'static str) {
+        self.gate_blocks
+            .get_or_create(&GateLabels {
+                gate: gate.into(),
+                state: state.into(),
+            })
+            .inc();
+    }
+
+    /// Counts an auto-recovery `attempt` or `success`.
+    pub fn auto_recovery(&self, outcome: &'static str) {
+        self.recoveries
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts one model call of the loop.
+    pub fn iteration(&self) {
+        self.iterations.inc();
+    }
+
+    /// Counts an approved write that ran (`ok`, `failed` or `unknown`).
+    pub fn write_run(&self, outcome: &'static str) {
+        self.write_runs
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts one HTTP request by route template and status.
+    pub fn http_request(&self, route: String, status: u16) {
+        self.http
+            .get_or_create(&HttpLabels {
+                route,
+                status: status.to_string(),
+            })
+            .inc();
+    }
+
+    /// The metrics as OpenMetrics text, with `connected` agents.
+    pub fn render(&self, connected: usize) -> String {
+        self.agents
+            .set(i64::try_from(connected).unwrap_or(i64::MAX));
+        let mut text = String::new();
+        if encode(&mut text, &self.registry).is_err() {
+            tracing::error!("cannot encode the metrics");
+        }
+        text
+    }
+}
