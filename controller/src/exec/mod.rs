@@ -32,7 +32,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone)]
 pub enum Mode {
     Read,
-    Write(Grant),
+    Write(Box<Grant>),
 }
 
 /// One command to send.
@@ -131,7 +131,7 @@ impl ExecService {
         tracing::info!(agent = %route.agent, target = %route.target, resource = ?route.resource.as_ref().map(ToString::to_string), action = spec.action, "sending a command");
         let (mode, grant) = match spec.mode {
             Mode::Read => (ExecMode::Read, None),
-            Mode::Write(grant) => (ExecMode::Write, Some(grant)),
+            Mode::Write(grant) => (ExecMode::Write, Some(*grant)),
         };
         let request = ExecRequest {
             request_id: String::new(),
