@@ -20,6 +20,8 @@ pub enum ApprovalStatus {
     Denied,
     /// Not decided in time.
     Expired,
+    /// Withdrawn: the turn that raised it was cancelled.
+    Withdrawn,
 }
 
 impl ApprovalStatus {
@@ -30,6 +32,7 @@ impl ApprovalStatus {
             ApprovalStatus::Approved => "approved",
             ApprovalStatus::Denied => "denied",
             ApprovalStatus::Expired => "expired",
+            ApprovalStatus::Withdrawn => "withdrawn",
         }
     }
 
@@ -40,8 +43,9 @@ impl ApprovalStatus {
             "approved" => Ok(ApprovalStatus::Approved),
             "denied" => Ok(ApprovalStatus::Denied),
             "expired" => Ok(ApprovalStatus::Expired),
+            "withdrawn" => Ok(ApprovalStatus::Withdrawn),
             other => Err(Error::InvalidInput(format!(
-                "unknown status {other:?} (pending, approved, denied or expired)"
+                "unknown status {other:?} (pending, approved, denied, expired or withdrawn)"
             ))),
         }
     }
@@ -68,6 +72,12 @@ pub struct NewApproval {
     pub created_by: String,
     /// Seconds until it expires.
     pub ttl_s: i64,
+    /// The model's tool call that asked for it.
+    pub tool_call_id: Option<String>,
+    /// The resource the write is for.
+    pub resource_id: Option<String>,
+    /// The command's timeout in seconds (0: the agent's default).
+    pub timeout_s: u32,
 }
 
 /// An approval as stored.
@@ -90,6 +100,39 @@ pub struct ApprovalRow {
     pub expires_at: i64,
     /// The status at the time of reading (pending past expiry reads as expired).
     pub status: ApprovalStatus,
+    pub tool_call_id: Option<String>,
+    pub resource_id: Option<String>,
+    pub timeout_s: i64,
+    /// `none`, `running`, `done` or `unknown` (see [`RunState`]).
+    pub run_state: String,
+    pub exit_code: Option<i64>,
+    /// How the run ended, in a sentence.
+    pub outcome: Option<String>,
+}
+
+/// Where the execution of an approved write stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// Not run.
+    None,
+    /// Claimed by one runner.
+    Running,
+    /// Ran to an end (successful or not).
+    Done,
+    /// The controller stopped while it ran: the outcome is unknown, and it never runs again.
+    Unknown,
+}
+
+impl RunState {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::None => "none",
+            RunState::Running => "running",
+            RunState::Done => "done",
+            RunState::Unknown => "unknown",
+        }
+    }
 }
 
 /// A decision on an approval.
@@ -102,7 +145,8 @@ pub enum Decision {
 }
 
 const COLUMNS: &str = "id, session_id, command, target, agent, risk, reasons, diff, created_by,
-    decided_by, decision, reason, created_at, decided_at, expires_at, status";
+    decided_by, decision, reason, created_at, decided_at, expires_at, status, tool_call_id,
+    resource_id, timeout_s, run_state, exit_code, outcome";
 
 fn row_to_approval(row: &sqlx::any::AnyRow, now: i64) -> Result<ApprovalRow> {
     let status = ApprovalStatus::parse(&row.try_get::<String, _>("status")?)?;
@@ -129,6 +173,12 @@ fn row_to_approval(row: &sqlx::any::AnyRow, now: i64) -> Result<ApprovalRow> {
         decided_at: row.try_get("decided_at")?,
         expires_at,
         status,
+        tool_call_id: row.try_get("tool_call_id")?,
+        resource_id: row.try_get("resource_id")?,
+        timeout_s: row.try_get("timeout_s")?,
+        run_state: row.try_get("run_state")?,
+        exit_code: row.try_get("exit_code")?,
+        outcome: row.try_get("outcome")?,
     })
 }
 
@@ -147,8 +197,8 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         sqlx::query(
             "INSERT INTO approvals (id, session_id, command, target, agent, risk, reasons, diff,
-                 created_by, created_at, expires_at, status)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending')",
+                 created_by, created_at, expires_at, status, tool_call_id, resource_id, timeout_s)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $13, $14)",
         )
         .bind(&id)
         .bind(new.session_id.clone())
@@ -161,6 +211,9 @@ impl Store {
         .bind(&new.created_by)
         .bind(now)
         .bind(now.saturating_add(new.ttl_s))
+        .bind(new.tool_call_id.clone())
+        .bind(new.resource_id.clone())
+        .bind(i64::from(new.timeout_s))
         .execute(self.pool())
         .await?;
         self.get_approval(&id, now)
@@ -190,6 +243,7 @@ impl Store {
             Some(ApprovalStatus::Expired) => "status = 'pending' AND expires_at <= $1",
             Some(ApprovalStatus::Approved) => "status = 'approved' AND $1 = $1",
             Some(ApprovalStatus::Denied) => "status = 'denied' AND $1 = $1",
+            Some(ApprovalStatus::Withdrawn) => "status = 'withdrawn' AND $1 = $1",
         };
         let sql = format!(
             "SELECT {COLUMNS} FROM approvals WHERE {filter} ORDER BY created_at, id LIMIT 500"
@@ -245,6 +299,66 @@ impl Store {
                 format!("approval {id} is already {}", row.status.as_str()),
             ),
         })
+    }
+
+    /// Claims the run of an approved approval: true for exactly one caller, ever.
+    pub async fn claim_run(&self, id: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE approvals SET run_state = 'running'
+             WHERE id = $1 AND status = 'approved' AND run_state = 'none'",
+        )
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records how a claimed run ended.
+    pub async fn finish_run(
+        &self,
+        id: &str,
+        state: RunState,
+        exit_code: Option<i64>,
+        outcome: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE approvals SET run_state = $1, exit_code = $2, outcome = $3
+             WHERE id = $4 AND run_state = 'running'",
+        )
+        .bind(state.as_str())
+        .bind(exit_code)
+        .bind(outcome)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Withdraws the pending approvals of `session_id`; answers their ids.
+    pub async fn withdraw_session_approvals(&self, session_id: &str) -> Result<Vec<String>> {
+        let rows = sqlx::query(
+            "UPDATE approvals SET status = 'withdrawn', decision = 'withdrawn'
+             WHERE session_id = $1 AND status = 'pending' RETURNING id",
+        )
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| r.try_get::<String, _>("id").map_err(Error::from))
+            .collect()
+    }
+
+    /// Approvals approved whose run is in `state`, oldest first.
+    pub async fn approvals_in_run_state(&self, state: RunState) -> Result<Vec<ApprovalRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status = 'approved' AND run_state = $1
+             ORDER BY created_at, id LIMIT 500"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(state.as_str())
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(|r| row_to_approval(r, i64::MAX)).collect()
     }
 }
 
@@ -313,6 +427,57 @@ mod tests {
                 .await
                 .unwrap_err();
             assert_eq!(err.api_code(), "NOT_FOUND");
+            cleanup.finish().await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_is_claimed_once_and_withdrawn_approvals_cannot_be_decided() {
+        for (store, cleanup) in all_stores().await {
+            let a = store.create_approval(&new(60), 100).await.unwrap();
+            assert!(!store.claim_run(&a.id).await.unwrap(), "pending: no run");
+            store
+                .decide_approval(&a.id, Decision::Approve, "op", None, 101)
+                .await
+                .unwrap();
+            let mut claims = Vec::new();
+            for _ in 0..10 {
+                let (store, id) = (store.clone(), a.id.clone());
+                claims.push(tokio::spawn(async move { store.claim_run(&id).await }));
+            }
+            let mut won = 0;
+            for claim in claims {
+                won += usize::from(claim.await.unwrap().unwrap());
+            }
+            assert_eq!(won, 1);
+            let running = store
+                .approvals_in_run_state(RunState::Running)
+                .await
+                .unwrap();
+            assert_eq!(running.len(), 1);
+            store
+                .finish_run(&a.id, RunState::Done, Some(0), "exit 0")
+                .await
+                .unwrap();
+            let row = store.get_approval(&a.id, 102).await.unwrap().unwrap();
+            assert_eq!((row.run_state.as_str(), row.exit_code), ("done", Some(0)));
+
+            let b = NewApproval {
+                session_id: Some("s1".into()),
+                ..new(60)
+            };
+            let b = store.create_approval(&b, 100).await.unwrap();
+            assert_eq!(
+                store.withdraw_session_approvals("s1").await.unwrap(),
+                [b.id.clone()]
+            );
+            let err = store
+                .decide_approval(&b.id, Decision::Approve, "op", None, 101)
+                .await
+                .unwrap_err();
+            assert_eq!(err.api_code(), "CONFLICT");
+            let row = store.get_approval(&b.id, 101).await.unwrap().unwrap();
+            assert_eq!(row.status, ApprovalStatus::Withdrawn);
             cleanup.finish().await.unwrap();
         }
     }

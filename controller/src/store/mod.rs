@@ -13,6 +13,7 @@ pub mod agents;
 pub mod api_tokens;
 pub mod approvals;
 pub mod audit;
+pub mod chat;
 pub mod revocations;
 pub mod testing;
 pub mod tokens;
