@@ -15,6 +15,7 @@ use clap::Args;
 pub use args::ServeArgs;
 use file::FileConfig;
 
+use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
 
@@ -30,6 +31,10 @@ pub const ENV_GRPC_LISTEN: &str = "VIGIL_GRPC_LISTEN";
 pub const ENV_GATEWAY_SANS: &str = "VIGIL_GATEWAY_SANS";
 /// Environment variable for `--heartbeat-interval-s`.
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
+/// Environment variable for `--approval-timeout-s`.
+pub const ENV_APPROVAL_TIMEOUT_S: &str = "VIGIL_APPROVAL_TIMEOUT_S";
+/// Environment variable for `--control-level`.
+pub const ENV_CONTROL_LEVEL: &str = "VIGIL_CONTROL_LEVEL";
 /// Environment variable for `--http-tls`.
 pub const ENV_HTTP_TLS: &str = "VIGIL_HTTP_TLS";
 /// Environment variable for `--http-cert`.
@@ -97,6 +102,10 @@ pub struct Config {
     pub gateway_sans: Vec<GatewaySan>,
     /// Heartbeat interval.
     pub heartbeat: Duration,
+    /// Seconds before a pending approval expires.
+    pub approval_timeout_s: u64,
+    /// The most a chat session may do with writes (sessions can only narrow it).
+    pub control_level: ControlLevel,
     /// Whether `POST /api/raw-exec` exists.
     pub raw_exec: bool,
     /// TLS on the HTTP API, if any.
@@ -190,6 +199,8 @@ impl Config {
             grpc_listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             gateway_sans: Vec::new(),
             heartbeat: Duration::from_secs(DEFAULT_HEARTBEAT_S),
+            approval_timeout_s: DEFAULT_APPROVAL_TIMEOUT_S,
+            control_level: ControlLevel::default(),
             raw_exec: false,
             http_tls: None,
             install_trust_system_roots: false,
@@ -241,6 +252,21 @@ impl Config {
                 "--heartbeat-interval-s {heartbeat_s} must be between 1 and 300"
             )));
         }
+        let approval_timeout_s = args
+            .approval_timeout_s
+            .or(file.approval_timeout_s)
+            .unwrap_or(DEFAULT_APPROVAL_TIMEOUT_S);
+        if !(5..=86_400).contains(&approval_timeout_s) {
+            return Err(Error::Config(format!(
+                "--approval-timeout-s {approval_timeout_s} must be between 5 and 86400"
+            )));
+        }
+        let control_level = match args.control_level.or(file.control_level) {
+            Some(text) => text
+                .parse::<ControlLevel>()
+                .map_err(|e| Error::Config(format!("--control-level: {e}")))?,
+            None => ControlLevel::default(),
+        };
         let sans = if args.gateway_sans.is_empty() {
             file.gateway_sans.unwrap_or_default()
         } else {
@@ -298,6 +324,8 @@ impl Config {
             grpc_listen,
             gateway_sans,
             heartbeat: Duration::from_secs(heartbeat_s),
+            approval_timeout_s,
+            control_level,
             raw_exec: args.test_raw_exec,
             http_tls,
             install_trust_system_roots: args

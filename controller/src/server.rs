@@ -16,6 +16,7 @@ use vigil_proto::agent::v1::Goodbye;
 use crate::agents::Agents;
 use crate::api::install::InstallSite;
 use crate::api::{self, ApiOptions, ApiState, Metrics};
+use crate::approvals::Approvals;
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::exec::ExecService;
@@ -89,9 +90,12 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         Dispatcher::new(sessions, store.clone()),
         metrics.clone(),
     );
+    let approvals = Approvals::new(exec.clone(), pki.clone(), config.approval_timeout_s);
+    approvals.recover().await?;
     let state = ApiState {
         agents: agents.clone(),
         exec,
+        approvals,
         metrics,
     };
     let router = api::router(

@@ -1,6 +1,6 @@
 //! `GET /api/ai/approvals?status=…` (viewer) and `POST /api/ai/approvals/{id}/approve` and
-//! `…/deny {reason}` (operator). Deciding is atomic in the store; each decision is audited
-//! and counted.
+//! `…/deny {reason}` (operator). [`crate::approvals::Approvals`] decides (atomically, once),
+//! audits, counts, and runs an approved write in the background.
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
@@ -9,7 +9,6 @@ use serde::Deserialize;
 use super::ApiState;
 use super::auth::Principal;
 use super::json_body::JsonBody;
-use crate::audit::{self, Entry};
 use crate::clock::unix_now;
 use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision};
 use crate::{Error, Result};
@@ -56,29 +55,11 @@ async fn decide(
     decision: Decision,
     reason: Option<&str>,
 ) -> Result<Json<ApprovalRow>> {
-    let store = state.agents.store();
-    let (action, label) = match decision {
-        Decision::Approve => ("approval.approve", "approved"),
-        Decision::Deny => ("approval.deny", "denied"),
-    };
-    let result = store
-        .decide_approval(id, decision, &principal.name, reason, unix_now())
-        .await;
-    let outcome = match &result {
-        Ok(_) => label.to_owned(),
-        Err(e) => e.api_code().to_ascii_lowercase(),
-    };
-    state.metrics.approval(&outcome);
-    if let Ok(row) = &result {
-        tracing::info!(approval = %row.id, by = %principal.name, outcome = %outcome, "approval decided");
-        let mut entry = Entry::new(&principal.name, action, &outcome)
-            .command(&row.command)
-            .approval(&row.id);
-        entry.agent.clone_from(&row.agent);
-        entry.target.clone_from(&row.target);
-        audit::record(store, entry).await;
-    }
-    result.map(Json)
+    let row = state
+        .approvals
+        .decide(id, decision, &principal.name, reason)
+        .await?;
+    Ok(Json(row))
 }
 
 /// `POST /api/ai/approvals/{id}/approve`.

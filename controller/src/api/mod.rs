@@ -35,6 +35,7 @@ pub use auth::{Principal, Role};
 pub use metrics::Metrics;
 
 use crate::agents::Agents;
+use crate::approvals::Approvals;
 use crate::exec::ExecService;
 use crate::{Error, Result};
 
@@ -45,6 +46,8 @@ pub struct ApiState {
     pub agents: Agents,
     /// Routes, dispatches and audits commands.
     pub exec: ExecService,
+    /// The approval lifecycle of writes.
+    pub approvals: Approvals,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
 }

@@ -38,6 +38,15 @@ pub struct ServeArgs {
     /// default 10); a stream silent for three intervals is dropped.
     #[arg(long, env = ENV_HEARTBEAT_INTERVAL_S, value_name = "SECONDS")]
     pub heartbeat_interval_s: Option<u64>,
+    /// [key approval_timeout_s] Seconds a write waits for a person's decision before its
+    /// approval expires (5-86400, default 300).
+    #[arg(long, env = ENV_APPROVAL_TIMEOUT_S, value_name = "SECONDS")]
+    pub approval_timeout_s: Option<u64>,
+    /// [key control_level] The most the assistant may do with writes: read_only (refused),
+    /// controlled (a person approves each; the default) or autonomous (run without a wait,
+    /// still signed and audited). Chat sessions can only narrow it.
+    #[arg(long, env = ENV_CONTROL_LEVEL, value_name = "LEVEL")]
+    pub control_level: Option<String>,
     /// [key http_tls] Serve the HTTP API over TLS, with a certificate from the controller's
     /// CA (or --http-cert/--http-key); install lines then pin its public key.
     #[arg(long, env = ENV_HTTP_TLS, num_args = 0..=1, require_equals = true,

@@ -15,6 +15,8 @@ pub struct FileConfig {
     pub grpc_listen: Option<String>,
     pub gateway_sans: Option<Vec<String>>,
     pub heartbeat_interval_s: Option<u64>,
+    pub approval_timeout_s: Option<u64>,
+    pub control_level: Option<String>,
     pub http_tls: Option<bool>,
     pub http_cert: Option<PathBuf>,
     pub http_key: Option<PathBuf>,

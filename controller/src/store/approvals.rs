@@ -469,7 +469,7 @@ mod tests {
             let b = store.create_approval(&b, 100).await.unwrap();
             assert_eq!(
                 store.withdraw_session_approvals("s1").await.unwrap(),
-                [b.id.clone()]
+                std::slice::from_ref(&b.id)
             );
             let err = store
                 .decide_approval(&b.id, Decision::Approve, "op", None, 101)

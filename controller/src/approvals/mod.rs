@@ -1,0 +1,261 @@
+//! The approval lifecycle of writes (DESIGN §7.2). [`Approvals::request`] stores a pending
+//! approval and hands the turn a [`Pending`] to wait on; [`Approvals::decide`] records an
+//! operator's decision (atomically, one winner), and an approval runs in
+//! [`Approvals::run`]: claimed once in the database, signed with the grant key for that
+//! approval, agent, target and command, dispatched in WRITE mode through the exec service,
+//! and its outcome written on the approval, in the audit chain, and to the waiting turn or,
+//! when no turn waits any more, as a message of its session.
+
+mod grant;
+mod level;
+mod run;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::mpsc;
+
+pub use grant::sign_grant;
+pub use level::ControlLevel;
+pub use run::{WriteResult, tool_code};
+
+use crate::Result;
+use crate::audit::{self, Entry};
+use crate::clock::unix_now;
+use crate::exec::{ExecService, OutputStream};
+use crate::pki::Pki;
+use crate::store::Store;
+use crate::store::approvals::{ApprovalRow, Decision, NewApproval, RunState};
+
+/// Default seconds before a pending approval expires (`VIGIL_APPROVAL_TIMEOUT_S`).
+pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 300;
+
+/// What a waiting turn hears about its approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteEvent {
+    /// Decided: `approved`, `denied` or `withdrawn`, with the reason given.
+    Resolved {
+        decision: &'static str,
+        reason: Option<String>,
+    },
+    /// Output of the running write.
+    Output(OutputStream, String),
+    /// The write ran (or could not).
+    Finished(WriteResult),
+}
+
+type Waiters = Mutex<HashMap<String, mpsc::UnboundedSender<WriteEvent>>>;
+
+#[derive(Debug)]
+struct Inner {
+    exec: ExecService,
+    pki: Arc<Pki>,
+    ttl_s: i64,
+    waiters: Waiters,
+}
+
+/// The approvals service (cheap to clone).
+#[derive(Debug, Clone)]
+pub struct Approvals {
+    inner: Arc<Inner>,
+}
+
+/// A turn's wait for one approval: decisions, output and the outcome arrive here. Dropped,
+/// it stops listening; the approval stays and, approved later, still runs.
+#[derive(Debug)]
+pub struct Pending {
+    /// The approval as created.
+    pub row: ApprovalRow,
+    events: mpsc::UnboundedReceiver<WriteEvent>,
+    approvals: Approvals,
+}
+
+impl Pending {
+    /// The next event; `None` when the service forgot this approval.
+    pub async fn next(&mut self) -> Option<WriteEvent> {
+        self.events.recv().await
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.approvals.waiters().remove(&self.row.id);
+    }
+}
+
+impl Approvals {
+    /// The service: writes go through `exec`, grants are signed with the grant key of
+    /// `pki`, approvals expire after `ttl_s` seconds.
+    pub fn new(exec: ExecService, pki: Arc<Pki>, ttl_s: u64) -> Self {
+        Approvals {
+            inner: Arc::new(Inner {
+                exec,
+                pki,
+                ttl_s: i64::try_from(ttl_s).unwrap_or(i64::MAX),
+                waiters: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    fn store(&self) -> &Store {
+        self.inner.exec.agents().store()
+    }
+
+    fn waiters(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<WriteEvent>>> {
+        self.inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn notify(&self, id: &str, event: WriteEvent) -> bool {
+        let waiter = self.waiters().get(id).cloned();
+        waiter.is_some_and(|tx| tx.send(event).is_ok())
+    }
+
+    /// Seconds a pending approval lives.
+    pub fn ttl_s(&self) -> i64 {
+        self.inner.ttl_s
+    }
+
+    /// Stores a pending approval (its expiry is the service's) and starts listening to it.
+    pub async fn request(&self, mut new: NewApproval) -> Result<Pending> {
+        new.ttl_s = self.inner.ttl_s;
+        let row = self.store().create_approval(&new, unix_now()).await?;
+        tracing::info!(approval = %row.id, session = ?row.session_id, agent = ?row.agent, "approval requested");
+        let mut entry = Entry::new(&row.created_by, "approval.request", "pending")
+            .command(&row.command)
+            .approval(&row.id);
+        entry.agent.clone_from(&row.agent);
+        entry.target.clone_from(&row.target);
+        audit::record(self.store(), entry).await;
+        Ok(self.listen(row))
+    }
+
+    fn listen(&self, row: ApprovalRow) -> Pending {
+        let (tx, events) = mpsc::unbounded_channel();
+        self.waiters().insert(row.id.clone(), tx);
+        Pending {
+            row,
+            events,
+            approvals: self.clone(),
+        }
+    }
+
+    /// Runs a write with no person (the `autonomous` level): the approval is stored and
+    /// decided by `by` at once, so it is audited and runs exactly like an approved one.
+    pub async fn autonomous(&self, new: NewApproval, by: &str) -> Result<Pending> {
+        let pending = self.request(new).await?;
+        self.decide(
+            &pending.row.id,
+            Decision::Approve,
+            by,
+            Some("autonomous control level"),
+        )
+        .await?;
+        Ok(pending)
+    }
+
+    /// Decides an approval (one winner among racing decisions), audits and counts it. An
+    /// approval runs in the background; a denial is told to the waiting turn.
+    pub async fn decide(
+        &self,
+        id: &str,
+        decision: Decision,
+        by: &str,
+        reason: Option<&str>,
+    ) -> Result<ApprovalRow> {
+        let (action, label) = match decision {
+            Decision::Approve => ("approval.approve", "approved"),
+            Decision::Deny => ("approval.deny", "denied"),
+        };
+        let result = self
+            .store()
+            .decide_approval(id, decision, by, reason, unix_now())
+            .await;
+        let outcome = match &result {
+            Ok(_) => label.to_owned(),
+            Err(e) => e.api_code().to_ascii_lowercase(),
+        };
+        self.inner.exec.metrics().approval(&outcome);
+        let row = result?;
+        tracing::info!(approval = %row.id, by, outcome = %outcome, "approval decided");
+        let mut entry = Entry::new(by, action, &outcome)
+            .command(&row.command)
+            .approval(&row.id);
+        entry.agent.clone_from(&row.agent);
+        entry.target.clone_from(&row.target);
+        audit::record(self.store(), entry).await;
+        self.notify(
+            &row.id,
+            WriteEvent::Resolved {
+                decision: label,
+                reason: reason.map(str::to_owned),
+            },
+        );
+        if decision == Decision::Approve {
+            let approvals = self.clone();
+            let id = row.id.clone();
+            tokio::spawn(async move { approvals.run(&id).await });
+        }
+        Ok(row)
+    }
+
+    /// Withdraws the pending approvals of a cancelled session's turn.
+    pub async fn withdraw_session(&self, session_id: &str) -> Result<Vec<String>> {
+        let ids = self.store().withdraw_session_approvals(session_id).await?;
+        for id in &ids {
+            tracing::info!(approval = %id, session = session_id, "approval withdrawn");
+            let entry = Entry::new("assistant", "approval.withdraw", "withdrawn").approval(id);
+            audit::record(self.store(), entry).await;
+            self.notify(
+                id,
+                WriteEvent::Resolved {
+                    decision: "withdrawn",
+                    reason: Some("the turn was cancelled".into()),
+                },
+            );
+        }
+        Ok(ids)
+    }
+
+    /// After a restart: a write that was running has an unknown outcome (recorded, never
+    /// re-run); an approval decided but not yet run, within its lifetime, runs now.
+    pub async fn recover(&self) -> Result<()> {
+        for row in self
+            .store()
+            .approvals_in_run_state(RunState::Running)
+            .await?
+        {
+            tracing::warn!(approval = %row.id, "a write was running when the controller stopped: outcome unknown");
+            let outcome =
+                "outcome unknown: the controller stopped while the write ran; it was not run again";
+            self.store()
+                .finish_run(&row.id, RunState::Unknown, None, outcome)
+                .await?;
+            self.inner.exec.metrics().write_run("unknown");
+            let entry = Entry::new("controller", "approval.run", "unknown")
+                .command(&row.command)
+                .approval(&row.id);
+            audit::record(self.store(), entry).await;
+            run::append_outcome(self.store(), &row, outcome).await;
+        }
+        let now = unix_now();
+        for row in self.store().approvals_in_run_state(RunState::None).await? {
+            let decided = row.decided_at.unwrap_or(0);
+            if now.saturating_sub(decided) <= self.inner.ttl_s {
+                let approvals = self.clone();
+                tokio::spawn(async move { approvals.run(&row.id).await });
+            } else if self.store().claim_run(&row.id).await? {
+                let outcome = "not run: the controller stopped after the approval and the approval is now too old to run";
+                self.store()
+                    .finish_run(&row.id, RunState::Done, None, outcome)
+                    .await?;
+                run::append_outcome(self.store(), &row, outcome).await;
+            }
+        }
+        Ok(())
+    }
+}
