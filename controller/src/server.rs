@@ -96,6 +96,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         agents: agents.clone(),
         exec,
         approvals,
+        control_level: config.control_level,
         metrics,
     };
     let router = api::router(

@@ -293,6 +293,38 @@ impl Api {
         Ok(events)
     }
 
+    /// `POST path` with a JSON body: `(status, JSON answer)`.
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self
+            .req(reqwest::Method::POST, path)
+            .json(body)
+            .send()
+            .await
+            .expect("POST");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `DELETE path`: the status.
+    pub async fn delete(&self, path: &str) -> u16 {
+        self.req(reqwest::Method::DELETE, path)
+            .send()
+            .await
+            .expect("DELETE")
+            .status()
+            .as_u16()
+    }
+
+    /// The base URL (`http://127.0.0.1:PORT`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The bearer token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// An arbitrary request, for malformed-input tests.
     pub async fn raw_request(
         &self,

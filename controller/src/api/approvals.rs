@@ -4,13 +4,17 @@
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
+use axum::http::StatusCode;
 use serde::Deserialize;
+use vigil_shared::policy::classify;
 
 use super::ApiState;
 use super::auth::Principal;
+use super::exec::{ExecBody, check_command, route};
 use super::json_body::JsonBody;
+use crate::approvals::ControlLevel;
 use crate::clock::unix_now;
-use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision};
+use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision, NewApproval};
 use crate::{Error, Result};
 
 /// The query of the list.
@@ -60,6 +64,57 @@ async fn decide(
         .decide(id, decision, &principal.name, reason)
         .await?;
     Ok(Json(row))
+}
+
+/// `GET /api/ai/approvals/{id}`.
+pub async fn get(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+) -> Result<Json<ApprovalRow>> {
+    state
+        .agents
+        .store()
+        .get_approval(&id, unix_now())
+        .await?
+        .map(Json)
+        .ok_or_else(|| Error::NotFound(format!("no approval with id {id:?}")))
+}
+
+/// `POST /api/exec/write`: asks for a write through an approval, without any model (the
+/// body is that of `POST /api/exec`). Answers `202` with the pending approval; a person
+/// approves it, then it runs with a signed grant. Refused when the controller's control
+/// level is `read_only`.
+pub async fn request_write(
+    State(state): State<ApiState>,
+    Extension(principal): Extension<Principal>,
+    JsonBody(body): JsonBody<ExecBody>,
+) -> Result<(StatusCode, Json<ApprovalRow>)> {
+    let timeout_s = check_command(&body.command, body.timeout_s)?;
+    if state.control_level == ControlLevel::ReadOnly {
+        return Err(Error::Api {
+            status: 403,
+            code: "POLICY_BLOCKED".into(),
+            message: "the controller's control level is read_only: writes are refused".into(),
+            details: serde_json::json!({ "control_level": "read_only" }),
+        });
+    }
+    let route = route(&state.exec, &body)?;
+    let classification = classify(&body.command);
+    let pending = state
+        .approvals
+        .request(NewApproval {
+            command: body.command,
+            target: Some(route.target.to_string()),
+            agent: Some(route.agent.to_string()),
+            resource_id: route.resource.as_ref().map(ToString::to_string),
+            risk: classification.risk.as_str().into(),
+            reasons: classification.reasons,
+            created_by: principal.name.clone(),
+            timeout_s,
+            ..NewApproval::default()
+        })
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(pending.row.clone())))
 }
 
 /// `POST /api/ai/approvals/{id}/approve`.

@@ -35,7 +35,7 @@ pub use auth::{Principal, Role};
 pub use metrics::Metrics;
 
 use crate::agents::Agents;
-use crate::approvals::Approvals;
+use crate::approvals::{Approvals, ControlLevel};
 use crate::exec::ExecService;
 use crate::{Error, Result};
 
@@ -48,6 +48,8 @@ pub struct ApiState {
     pub exec: ExecService,
     /// The approval lifecycle of writes.
     pub approvals: Approvals,
+    /// The controller's control level (the ceiling of every session's).
+    pub control_level: ControlLevel,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -68,8 +70,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/exec", post(exec::exec))
         .route("/api/resources", get(resources::list))
         .route("/api/resources/{id}", get(resources::get))
-        .route("/api/ai/approvals", get(approvals::list));
+        .route("/api/ai/approvals", get(approvals::list))
+        .route("/api/ai/approvals/{id}", get(approvals::get));
     let operator = Router::new()
+        .route("/api/exec/write", post(approvals::request_write))
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))
         .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
     let mut admin = Router::new()

@@ -83,16 +83,17 @@ impl Approvals {
             (None, _) => (RunState::Done, "failed"),
         };
         self.inner.exec.metrics().write_run(label);
+        let text = outcome_text(&row, &result);
         if let Err(error) = self
             .store()
-            .finish_run(&row.id, state, exit_code, &result.summary)
+            .finish_run(&row.id, state, exit_code, &text)
             .await
         {
             tracing::error!(%error, approval = %row.id, "cannot record the outcome of a write");
         }
         tracing::info!(approval = %row.id, outcome = label, summary = %result.summary, "approved write ended");
         if !self.notify(&row.id, WriteEvent::Finished(result.clone())) {
-            append_outcome(self.store(), &row, &outcome_text(&row, &result)).await;
+            append_outcome(self.store(), &row, &text).await;
         }
         Some(result)
     }
@@ -165,20 +166,25 @@ pub fn tool_code(error: &Error) -> &'static str {
 fn outcome_text(row: &ApprovalRow, result: &WriteResult) -> String {
     let mut text = format!("Approved write `{}`: {}", row.command, result.summary);
     if let Some(outcome) = &result.outcome {
-        let tail: String = outcome
-            .stdout
-            .chars()
-            .rev()
-            .take(500)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        if !tail.trim().is_empty() {
-            text.push_str(&format!("\nOutput (end):\n{tail}"));
+        for (name, output) in [("output", &outcome.stdout), ("errors", &outcome.stderr)] {
+            let tail = tail_chars(output, OUTCOME_TAIL_CHARS);
+            if !tail.trim().is_empty() {
+                text.push_str(&format!("\n{name} (end):\n{tail}"));
+            }
         }
     }
     text
+}
+
+/// Characters of each output stream kept in an approval's recorded outcome.
+const OUTCOME_TAIL_CHARS: usize = 4000;
+
+fn tail_chars(text: &str, n: usize) -> &str {
+    let count = text.chars().count();
+    match text.char_indices().nth(count.saturating_sub(n)) {
+        Some((at, _)) if count > n => &text[at..],
+        _ => text,
+    }
 }
 
 /// Appends the outcome of an approval whose turn no longer waits to its session, so the
@@ -193,5 +199,17 @@ pub(super) async fn append_outcome(store: &Store, row: &ApprovalRow, text: &str)
         .await
     {
         tracing::error!(%error, approval = %row.id, "cannot append an approval's outcome to its session");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails_keep_the_last_characters() {
+        assert_eq!(tail_chars("abcdef", 3), "def");
+        assert_eq!(tail_chars("ab", 3), "ab");
+        assert_eq!(tail_chars("€€€€", 2), "€€");
     }
 }

@@ -2,7 +2,8 @@
 //! -- COMMAND...`: runs a
 //! read-only command through the controller's API and streams its output to this
 //! terminal's stdout and stderr as it arrives. The exit code is the command's (128+N for
-//! signal N); a refusal prints its reasons and rewrite and exits 2.
+//! signal N); a refusal prints its reasons and rewrite and exits 2. With `--write` the
+//! command is requested through an approval instead ([`super::exec_write`]).
 
 use std::io::Write;
 
@@ -33,6 +34,11 @@ pub struct ExecArgs {
     /// Timeout in seconds (default 30, at most 300).
     #[arg(long, value_name = "N")]
     pub timeout_s: Option<u32>,
+    /// Request a write: the controller raises an approval, this command waits until a
+    /// person approves or denies it (`vigil-controller approvals approve ID`) or it
+    /// expires, then prints the outcome. Needs an operator token.
+    #[arg(long)]
+    pub write: bool,
     /// The command; its words are joined with spaces into one shell string.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -48,7 +54,12 @@ impl ExecArgs {
 /// Runs `exec`; returns the exit code.
 pub fn run(args: ExecArgs) -> Result<u8> {
     super::client_runtime()?.block_on(async {
-        match stream(&args).await {
+        let result = if args.write {
+            super::exec_write::request(&args).await
+        } else {
+            stream(&args).await
+        };
+        match result {
             Err(Error::Api {
                 code,
                 message,

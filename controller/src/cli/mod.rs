@@ -3,16 +3,19 @@
 //! and turns its result into the process exit code.
 //!
 //! Subcommands that touch state (`serve`, `token`, `ca show`) work on `--data-dir`
-//! directly; those that need the running controller (`agents`, `resources`, `exec`) call
+//! directly; those that need the running controller (`agents`, `approvals`, `resources`,
+//! `exec`) call
 //! its HTTP API
 //! ([`client`]).
 
 pub mod agents;
 pub mod apitoken;
+pub mod approvals;
 pub mod audit;
 pub mod ca;
 pub mod client;
 pub mod exec;
+pub mod exec_write;
 pub mod policy;
 pub mod resources;
 pub mod serve;
@@ -30,7 +33,7 @@ Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or
 
 Environment: VIGIL_DATA_DIR and VIGIL_DATABASE_URL (serve and the state subcommands), VIGIL_CONFIG
 and the other VIGIL_* keys listed by `serve --help` (serve), VIGIL_URL and VIGIL_TOKEN (agents,
-resources, exec). Logs go to standard error; set RUST_LOG (for example
+approvals, resources, exec). Logs go to standard error; set RUST_LOG (for example
 RUST_LOG=debug) to see more.";
 
 /// `vigil-controller`: the Vigil controller.
@@ -70,7 +73,11 @@ pub enum Command {
     /// Search what the agents see, or show one resource's routing chain (through the
     /// running controller's API).
     Resources(resources::ResourcesArgs),
-    /// Run a read-only command on an agent or in a resource (through the running
+    /// List, approve or deny the writes waiting for a person (through the running
+    /// controller's API; deciding needs an operator token).
+    Approvals(approvals::ApprovalsArgs),
+    /// Run a read-only command on an agent or in a resource, or with --write request a
+    /// write through an approval and wait for its decision (through the running
     /// controller's API).
     Exec(exec::ExecArgs),
     /// Inspect the command classifier (the policy engine's first gate).
@@ -99,6 +106,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Ca(command) => ca::run(command).map(|()| 0),
         Command::Agents(args) => agents::run(args).map(|()| 0),
         Command::Resources(args) => resources::run(args).map(|()| 0),
+        Command::Approvals(args) => approvals::run(args).map(|()| 0),
         Command::Exec(args) => exec::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),
     }
