@@ -36,5 +36,6 @@ pub mod policy_cli;
 pub mod roles;
 pub mod server;
 pub mod store;
+pub mod tools;
 
 pub use error::{ApiErrorBody, Error, Result};

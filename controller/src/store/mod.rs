@@ -14,6 +14,7 @@ pub mod api_tokens;
 pub mod approvals;
 pub mod audit;
 pub mod chat;
+pub mod knowledge;
 pub mod revocations;
 pub mod testing;
 pub mod tokens;
