@@ -18,6 +18,7 @@
 
 pub mod agents;
 pub mod api;
+pub mod assistant;
 pub mod approvals;
 pub mod audit;
 pub mod cli;

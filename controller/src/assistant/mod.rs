@@ -1,0 +1,17 @@
+//! The assistant: one loop per chat turn ([`turn`]), the chat service that runs turns and
+//! keeps each session's in-memory gates ([`service`], [`state`]), the gates themselves,
+//! pure logic ([`gates`]), the tool calls run through them ([`tools_run`]), direct mode
+//! ([`direct`]), the stored conversation ([`history`]), the prompt ([`prompt`]) and the
+//! exact chat events of DESIGN §8 ([`events`]).
+
+pub mod direct;
+pub mod events;
+pub mod gates;
+pub mod history;
+pub mod prompt;
+pub mod service;
+pub mod state;
+pub mod tools_run;
+pub mod turn;
+
+pub use service::{Assistant, Caller, ChatBody};

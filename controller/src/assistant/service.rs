@@ -1,0 +1,241 @@
+//! [`Assistant`]: the chat service. It keeps each session's in-memory state (gates and
+//! resolved context, never stored), allows one turn at a time per session, starts turns as
+//! tasks that outlive the client's connection, and cancels them on request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::events::ChatEvent;
+use super::state::SessionState;
+use super::turn::Turn;
+use crate::approvals::{Approvals, ControlLevel};
+use crate::clock::unix_now;
+use crate::exec::ExecService;
+use crate::llm::ModelProvider;
+use crate::roles::Role;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Longest chat message, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
+/// Most mentions in one message.
+pub const MAX_MENTIONS: usize = 20;
+
+/// The body of `POST /api/ai/chat`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatBody {
+    /// Continue this session (a new one when absent).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The user's message; one that starts with `/` runs a tool directly.
+    pub message: String,
+    /// Resources the user picked (ids, names or aliases).
+    #[serde(default)]
+    pub mentions: Vec<String>,
+    /// Narrow the session's control level.
+    #[serde(default)]
+    pub control_level: Option<ControlLevel>,
+}
+
+/// Who is chatting.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The API token's name.
+    pub name: String,
+    /// Its role.
+    pub role: Role,
+}
+
+#[derive(Debug)]
+struct Inner {
+    provider: Option<Arc<dyn ModelProvider>>,
+    exec: ExecService,
+    approvals: Approvals,
+    ceiling: ControlLevel,
+    sessions: Mutex<HashMap<String, Arc<tokio::sync::Mutex<SessionState>>>>,
+    turns: Mutex<HashMap<String, CancellationToken>>,
+}
+
+/// The chat service (cheap to clone).
+#[derive(Debug, Clone)]
+pub struct Assistant {
+    inner: Arc<Inner>,
+}
+
+/// Removes a session's running turn when the turn ends.
+struct TurnSlot {
+    assistant: Assistant,
+    session_id: String,
+}
+
+impl Drop for TurnSlot {
+    fn drop(&mut self) {
+        self.assistant.turns().remove(&self.session_id);
+    }
+}
+
+impl Assistant {
+    /// The service: `provider` is `None` when no model is configured (direct mode still
+    /// works), `ceiling` the controller's control level.
+    pub fn new(
+        provider: Option<Arc<dyn ModelProvider>>,
+        exec: ExecService,
+        approvals: Approvals,
+        ceiling: ControlLevel,
+    ) -> Self {
+        Assistant {
+            inner: Arc::new(Inner {
+                provider,
+                exec,
+                approvals,
+                ceiling,
+                sessions: Mutex::new(HashMap::new()),
+                turns: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The model, when one is configured.
+    pub fn provider(&self) -> Option<&Arc<dyn ModelProvider>> {
+        self.inner.provider.as_ref()
+    }
+
+    /// The exec service.
+    pub fn exec(&self) -> &ExecService {
+        &self.inner.exec
+    }
+
+    /// The approvals service.
+    pub fn approvals(&self) -> &Approvals {
+        &self.inner.approvals
+    }
+
+    /// The database.
+    pub fn store(&self) -> &Store {
+        self.inner.exec.agents().store()
+    }
+
+    fn turns(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.inner.turns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn session_state(&self, id: &str) -> Arc<tokio::sync::Mutex<SessionState>> {
+        let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.entry(id.to_owned()).or_default().clone()
+    }
+
+    /// Forgets a session's in-memory state (it was deleted).
+    pub fn forget_session(&self, id: &str) {
+        let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.remove(id);
+    }
+
+    /// Starts a turn: checks the body, finds or creates the session, refuses a second turn
+    /// (409), and runs the turn in a task. Events arrive on the receiver; dropping it does
+    /// not stop the turn.
+    pub async fn start_turn(
+        &self,
+        caller: Caller,
+        body: ChatBody,
+    ) -> Result<mpsc::UnboundedReceiver<ChatEvent>> {
+        let message = body.message.trim().to_owned();
+        if message.is_empty() {
+            return Err(Error::InvalidInput("message is empty".into()));
+        }
+        if body.message.len() > MAX_MESSAGE_BYTES {
+            return Err(Error::Api {
+                status: 413,
+                code: "INVALID_INPUT".into(),
+                message: format!("message is over {MAX_MESSAGE_BYTES} bytes"),
+                details: serde_json::json!({ "max_bytes": MAX_MESSAGE_BYTES }),
+            });
+        }
+        if body.mentions.len() > MAX_MENTIONS {
+            return Err(Error::InvalidInput(format!("more than {MAX_MENTIONS} mentions")));
+        }
+        let store = self.store();
+        let session = match &body.session_id {
+            Some(id) => store
+                .get_session(id)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("no chat session {id:?}")))?,
+            None => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let level = ControlLevel::for_session(body.control_level, self.inner.ceiling, caller.role)?;
+                let title: String = message.chars().take(80).collect();
+                store.create_session(&id, &title, &caller.name, level.as_str(), unix_now()).await?
+            }
+        };
+        let stored: ControlLevel = session.control_level.parse().unwrap_or(ControlLevel::ReadOnly);
+        let level = ControlLevel::for_session(
+            Some(body.control_level.unwrap_or(stored).min(stored)),
+            self.inner.ceiling,
+            caller.role,
+        )?;
+        let cancel = CancellationToken::new();
+        {
+            let mut turns = self.turns();
+            if turns.contains_key(&session.id) {
+                return Err(Error::Api {
+                    status: 409,
+                    code: "CONFLICT".into(),
+                    message: format!("a turn is already running in session {}; wait for it or cancel it", session.id),
+                    details: serde_json::json!({ "session_id": session.id }),
+                });
+            }
+            turns.insert(session.id.clone(), cancel.clone());
+        }
+        let slot = TurnSlot {
+            assistant: self.clone(),
+            session_id: session.id.clone(),
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(ChatEvent::Session {
+            session_id: session.id.clone(),
+            control_level: level.as_str().into(),
+        });
+        let turn = Turn::new(
+            self.clone(),
+            session.id.clone(),
+            self.session_state(&session.id),
+            level,
+            caller,
+            tx,
+            cancel,
+        );
+        let span = tracing::info_span!("turn", session = %session.id);
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                turn.run(message, body.mentions).await;
+                drop(slot);
+            },
+            span,
+        ));
+        Ok(rx)
+    }
+
+    /// Cancels the running turn of a session (stops the model, kills its commands) and
+    /// withdraws the session's pending approvals. True when a turn was running.
+    pub async fn cancel(&self, session_id: &str) -> Result<bool> {
+        if self.store().get_session(session_id).await?.is_none() {
+            return Err(Error::NotFound(format!("no chat session {session_id:?}")));
+        }
+        let token = self.turns().get(session_id).cloned();
+        if let Some(token) = &token {
+            tracing::info!(session = session_id, "cancelling the turn");
+            token.cancel();
+        }
+        self.approvals().withdraw_session(session_id).await?;
+        Ok(token.is_some())
+    }
+
+    /// True while a turn runs in the session.
+    pub fn is_running(&self, session_id: &str) -> bool {
+        self.turns().contains_key(session_id)
+    }
+}

@@ -1,0 +1,244 @@
+//! Running the model's tool calls (DESIGN §7.1) through the gates, in this order: the
+//! call's own validation (unknown tool, action or argument: `INVALID_INPUT`, classified a
+//! write), loop detection, the FSM, strict resolution (writes), the routing check, then the
+//! tool itself: resolve tools read the inventory, read tools classify their command and run
+//! it as a READ, write tools become approvals (or refusals, or signed runs, by control
+//! level). A blocked call that says how to recover (`auto_recoverable` with a rewrite or
+//! the right target) is retried once with that fix.
+
+mod read;
+mod resolve;
+mod write;
+
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use vigil_shared::resource::{Resource, ResourceId};
+
+use super::events::ChatEvent;
+use super::service::Assistant;
+use super::state::SessionState;
+use super::turn::Turn;
+use crate::approvals::ControlLevel;
+use crate::llm::ToolCall;
+use super::gates::GateBlock;
+use crate::tools::call::parse_call;
+use crate::tools::class::{ToolClass, classify_tool};
+use crate::tools::envelope::{Envelope, ErrorCode};
+
+/// A tool call and its answer.
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    pub call: ToolCall,
+    pub envelope: Envelope,
+}
+
+impl CallOutcome {
+    /// The answer to a call the turn's cancellation stopped before it ran.
+    pub fn cancelled(call: &ToolCall) -> CallOutcome {
+        CallOutcome {
+            call: call.clone(),
+            envelope: Envelope::failed(ErrorCode::ExecutionFailed, "cancelled before it ran", false, json!({})),
+        }
+    }
+}
+
+/// What a call taught the session: resources found, and which the user or model chose.
+#[derive(Debug, Default)]
+pub(super) struct Effects {
+    pub registered: Vec<Resource>,
+    pub explicit: Vec<ResourceId>,
+}
+
+/// A call ready to run: validated, gated, its target resolved.
+#[derive(Debug, Clone)]
+pub(super) struct Prepared {
+    pub call: ToolCall,
+    pub action: String,
+    pub args: Value,
+    pub class: ToolClass,
+    pub target: Option<Resource>,
+}
+
+/// Runs tool calls for one turn.
+#[derive(Debug, Clone)]
+pub struct ToolRunner {
+    pub(super) assistant: Assistant,
+    pub(super) session_id: String,
+    pub(super) level: ControlLevel,
+    pub(super) actor: String,
+    events: mpsc::UnboundedSender<ChatEvent>,
+    pub(super) cancel: CancellationToken,
+}
+
+/// The action of a call's arguments, if they are a JSON object with one.
+fn action_of(arguments: &str) -> Option<String> {
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|v| v.get("action").and_then(Value::as_str).map(str::to_owned))
+}
+
+impl ToolRunner {
+    /// The runner of `turn`.
+    pub fn new(turn: &Turn) -> ToolRunner {
+        ToolRunner {
+            assistant: turn.assistant.clone(),
+            session_id: turn.session_id.clone(),
+            level: turn.level,
+            actor: format!("{} (assistant {})", turn.caller.name, turn.session_id),
+            events: turn.events_sender(),
+            cancel: turn.cancel.clone(),
+        }
+    }
+
+    pub(super) fn emit(&self, event: ChatEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// The class of a call by its tool and action (an unparsable call is a write).
+    pub fn class_of(call: &ToolCall) -> ToolClass {
+        classify_tool(&call.name, action_of(&call.arguments).as_deref())
+    }
+
+    /// Where the batch that starts at `start` ends: a write runs alone; reads and resolves
+    /// run up to `max` at once.
+    pub fn batch_end(&self, calls: &[ToolCall], start: usize, max: usize) -> usize {
+        if Self::class_of(&calls[start]) == ToolClass::Write {
+            return start + 1;
+        }
+        let mut end = start + 1;
+        while end < calls.len() && end - start < max && Self::class_of(&calls[end]) != ToolClass::Write {
+            end += 1;
+        }
+        end
+    }
+
+    /// Registers the user's mentions as explicitly chosen (and pinned) resources.
+    pub fn register_mentions(&self, state: &mut SessionState, mentions: &[String]) {
+        for mention in mentions {
+            let name = mention.trim().trim_start_matches('@');
+            match resolve::find(&self.assistant, state, name) {
+                Ok(resource) => state.mention(resource),
+                Err(_) => tracing::debug!(mention = name, "a mention matches no resource"),
+            }
+        }
+    }
+
+    /// Runs a batch: gates in order, execution at once, results in order.
+    pub async fn run_batch(&self, state: &mut SessionState, batch: &[ToolCall]) -> Vec<CallOutcome> {
+        let started = Instant::now();
+        let mut ready: Vec<Result<Prepared, Envelope>> = Vec::with_capacity(batch.len());
+        for call in batch {
+            let input = serde_json::from_str::<Value>(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            self.emit(ChatEvent::ToolStart {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                input,
+            });
+            ready.push(self.prepare(state, call));
+        }
+        let runs = ready.iter().map(|prepared| async move {
+            match prepared {
+                Ok(prepared) => self.execute_recovering(prepared).await,
+                Err(envelope) => (envelope.clone(), Effects::default()),
+            }
+        });
+        let results = join_all(runs).await;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for ((call, prepared), (envelope, effects)) in batch.iter().zip(&ready).zip(results) {
+            let class = prepared.as_ref().map_or(ToolClass::Write, |p| p.class);
+            state.learn(effects.registered, &effects.explicit);
+            if let Ok(prepared) = prepared {
+                let what = prepared.args.get("command").or(prepared.args.get("operation")).and_then(Value::as_str);
+                state.after_call(&call.name, class, envelope.ok, what);
+            }
+            self.emit(ChatEvent::ToolEnd {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                ok: envelope.ok,
+                error_code: envelope.code().map(|c| c.as_str().to_owned()),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            outcomes.push(CallOutcome {
+                call: call.clone(),
+                envelope,
+            });
+        }
+        outcomes
+    }
+
+    /// Validates and gates one call, retrying once with the right target when the routing
+    /// check says how.
+    fn prepare(&self, state: &mut SessionState, call: &ToolCall) -> Result<Prepared, Envelope> {
+        let metrics = self.assistant.exec().metrics().clone();
+        let parsed = parse_call(&call.name, &call.arguments).map_err(|invalid| {
+            Envelope::blocked(
+                ErrorCode::InvalidInput,
+                invalid.to_string(),
+                json!({ "recovery_hint": "check the tool's schema: tool, action and argument names are fixed", "auto_recoverable": false }),
+            )
+        })?;
+        let mut args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+        let action = parsed.action().to_owned();
+        let class = classify_tool(&call.name, Some(&action));
+        let block = |state: &SessionState, block: GateBlock| {
+            metrics.gate_block(block.gate_label(), state.fsm_state());
+            block.into_envelope()
+        };
+        state.check(&parsed, class).map_err(|b| block(state, b))?;
+        let Some(name) = parsed.resource_id() else {
+            return Ok(Prepared { call: call.clone(), action, args, class, target: None });
+        };
+        let mut target = resolve::find(&self.assistant, state, name)?;
+        if let Err(routing) = state.check_routing(&parsed, &target) {
+            let suggested = routing.details.get("suggested_target").and_then(Value::as_str).map(str::to_owned);
+            let Some(suggested) = suggested.filter(|_| routing.auto_recoverable) else {
+                return Err(block(state, routing));
+            };
+            metrics.gate_block(routing.gate_label(), state.fsm_state());
+            metrics.auto_recovery("attempt");
+            tracing::info!(tool = %call.name, from = %target.id, to = %suggested, "routing to the guest the session works on");
+            args["resource_id"] = Value::String(suggested.clone());
+            target = resolve::find(&self.assistant, state, &suggested)?;
+            metrics.auto_recovery("success");
+        }
+        Ok(Prepared { call: call.clone(), action, args, class, target: Some(target) })
+    }
+
+    /// Runs a prepared call; a blocked read with a suggested rewrite is retried once.
+    async fn execute_recovering(&self, prepared: &Prepared) -> (Envelope, Effects) {
+        let first = self.execute(prepared).await;
+        let rewrite = first.0.error_details().and_then(|d| {
+            (d.get("auto_recoverable") == Some(&Value::Bool(true)))
+                .then(|| d.get("suggested_rewrite").and_then(Value::as_str).map(str::to_owned))
+                .flatten()
+        });
+        let Some(rewrite) = rewrite else {
+            return first;
+        };
+        let metrics = self.assistant.exec().metrics();
+        metrics.auto_recovery("attempt");
+        tracing::info!(tool = %prepared.call.name, %rewrite, "retrying with the suggested rewrite");
+        let mut retry = prepared.clone();
+        retry.args["command"] = Value::String(rewrite.clone());
+        let (mut envelope, effects) = self.execute(&retry).await;
+        if envelope.ok {
+            metrics.auto_recovery("success");
+            envelope.set_meta("auto_recovered", json!({ "rewrite": rewrite, "original_error": first.0.code().map(|c| c.as_str()) }));
+        }
+        (envelope, effects)
+    }
+
+    async fn execute(&self, prepared: &Prepared) -> (Envelope, Effects) {
+        match (prepared.call.name.as_str(), prepared.class) {
+            ("query", _) => resolve::query(self, prepared),
+            ("knowledge", _) => (resolve::knowledge(self, prepared).await, Effects::default()),
+            (_, ToolClass::Write) => (write::run(self, prepared).await, Effects::default()),
+            _ => (read::run(self, prepared).await, Effects::default()),
+        }
+    }
+}
+

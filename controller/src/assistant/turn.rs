@@ -1,0 +1,322 @@
+//! One chat turn: direct mode, or the model loop. The loop streams the model's answer,
+//! runs its tool calls through the gates (reads and resolves up to four at once, writes
+//! alone), refuses a final answer while a write is unverified and asks for a read instead,
+//! and ends with `done`. Everything the model said and every tool result is stored as a
+//! message of the session.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::direct;
+use super::events::ChatEvent;
+use super::history;
+use super::prompt;
+use super::service::{Assistant, Caller};
+use super::state::SessionState;
+use super::tools_run::{CallOutcome, ToolRunner};
+use crate::approvals::ControlLevel;
+use crate::clock::unix_now;
+use crate::llm::{ChatRequest, LlmError, Message, StreamEvent, ToolCall};
+
+/// Model calls in one turn; the last is forced to answer in text.
+pub const MAX_ITERATIONS: u32 = 20;
+/// Tool calls of one response that run at once.
+pub const MAX_PARALLEL: usize = 4;
+/// Tool calls after which the model is nudged to wrap up.
+pub const WRAP_UP_AFTER: [u32; 2] = [12, 18];
+
+/// A running turn.
+pub struct Turn {
+    pub(super) assistant: Assistant,
+    pub(super) session_id: String,
+    state: Arc<tokio::sync::Mutex<SessionState>>,
+    pub(super) level: ControlLevel,
+    pub(super) caller: Caller,
+    events: mpsc::UnboundedSender<ChatEvent>,
+    pub(super) cancel: CancellationToken,
+    iterations: u32,
+    tool_calls: u32,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Turn {
+    /// A turn of `session_id` at `level`, sending its events on `events`.
+    pub fn new(
+        assistant: Assistant,
+        session_id: String,
+        state: Arc<tokio::sync::Mutex<SessionState>>,
+        level: ControlLevel,
+        caller: Caller,
+        events: mpsc::UnboundedSender<ChatEvent>,
+        cancel: CancellationToken,
+    ) -> Turn {
+        Turn {
+            assistant,
+            session_id,
+            state,
+            level,
+            caller,
+            events,
+            cancel,
+            iterations: 0,
+            tool_calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+        }
+    }
+
+    /// Sends an event; a client that went away does not stop the turn.
+    pub(super) fn emit(&self, event: ChatEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn error(&self, code: &str, message: impl Into<String>) {
+        let message = message.into();
+        tracing::warn!(code, %message, "turn error");
+        self.emit(ChatEvent::Error {
+            code: code.into(),
+            message,
+        });
+    }
+
+    async fn store_message(&self, role: &str, content: &str, data: Option<Value>) {
+        if let Err(error) = self
+            .assistant
+            .store()
+            .append_message(&self.session_id, role, content, data.as_ref(), unix_now())
+            .await
+        {
+            tracing::error!(%error, "cannot store a chat message");
+        }
+    }
+
+    /// Runs the turn to its end: `done` is always the last event.
+    pub async fn run(mut self, message: String, mentions: Vec<String>) {
+        let state = self.state.clone();
+        let mut state = state.lock().await;
+        state.begin_turn();
+        self.store_message("user", &message, (!mentions.is_empty()).then(|| json!({ "mentions": mentions })))
+            .await;
+        let runner = ToolRunner::new(&self);
+        runner.register_mentions(&mut state, &mentions);
+        if message.starts_with('/') {
+            self.direct(&runner, &mut state, &message).await;
+        } else if self.assistant.provider().is_none() {
+            self.error(
+                "MODEL_NOT_CONFIGURED",
+                "no model is configured: set VIGIL_LLM_PROVIDER (openai or anthropic), VIGIL_LLM_MODEL, \
+                 VIGIL_LLM_BASE_URL for a local server (e.g. http://127.0.0.1:11434/v1 for Ollama) and \
+                 VIGIL_LLM_API_KEY if it needs one, then restart the controller. Direct mode works \
+                 without a model: try /query search NAME or /read @HOST uptime",
+            );
+        } else {
+            self.model_loop(&runner, &mut state).await;
+        }
+        if self.cancel.is_cancelled() {
+            self.error("CANCELLED", "the turn was cancelled");
+        }
+        if let Err(error) = self
+            .assistant
+            .store()
+            .add_session_usage(&self.session_id, self.input_tokens, self.output_tokens, unix_now())
+            .await
+        {
+            tracing::error!(%error, "cannot record token usage");
+        }
+        self.emit(ChatEvent::Done {
+            session_id: self.session_id.clone(),
+            turns: self.iterations,
+            tool_calls: self.tool_calls,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        });
+    }
+
+    async fn direct(&mut self, runner: &ToolRunner, state: &mut SessionState, message: &str) {
+        let call = match direct::parse(message) {
+            Ok(call) => call,
+            Err(usage) => {
+                self.emit(ChatEvent::Content { text: usage.clone() });
+                self.store_message("assistant", &usage, None).await;
+                return;
+            }
+        };
+        let model_call = ToolCall {
+            id: format!("direct_{}", uuid::Uuid::new_v4().simple()),
+            name: call.tool,
+            arguments: call.arguments.to_string(),
+        };
+        self.store_message("assistant", "", Some(json!({ "tool_calls": [history::call_json(&model_call)], "direct": true })))
+            .await;
+        let outcomes = self.run_calls(runner, state, std::slice::from_ref(&model_call)).await;
+        for outcome in outcomes {
+            let text = outcome.envelope.to_text();
+            self.store_message("tool", &text, Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })))
+                .await;
+        }
+    }
+
+    async fn model_loop(&mut self, runner: &ToolRunner, state: &mut SessionState) {
+        let Some(provider) = self.assistant.provider().cloned() else {
+            return;
+        };
+        let mut messages = match history::load(self.assistant.store(), &self.session_id).await {
+            Ok(messages) => messages,
+            Err(error) => {
+                self.error("INTERNAL", format!("cannot load the session's messages: {error}"));
+                return;
+            }
+        };
+        let tools = prompt::tool_specs();
+        let mut nudged = 0usize;
+        while self.iterations < MAX_ITERATIONS && !self.cancel.is_cancelled() {
+            self.iterations += 1;
+            self.assistant.exec().metrics().iteration();
+            let last = self.iterations == MAX_ITERATIONS;
+            let request = ChatRequest {
+                system: prompt::system(self.level, &state.context_block()),
+                messages: messages.clone(),
+                tools: tools.clone(),
+                text_only: last,
+                max_tokens: None,
+            };
+            let Some((text, calls)) = self.call_model(provider.as_ref(), &request).await else {
+                return;
+            };
+            if calls.is_empty() {
+                match state.check_final_answer() {
+                    Ok(()) => {
+                        self.store_message("assistant", &text, None).await;
+                        return;
+                    }
+                    Err(demand) if !last => {
+                        self.assistant.exec().metrics().gate_block("fsm_final", state.fsm_state());
+                        self.emit(ChatEvent::ContentReplaced {
+                            text: String::new(),
+                            reason: "the last write is not verified yet; the assistant reads before answering".into(),
+                        });
+                        messages.push(Message::Assistant { text, tool_calls: Vec::new() });
+                        messages.push(Message::User { text: demand });
+                        continue;
+                    }
+                    Err(_) => {
+                        let note = "\n\n(Vigil: the last change was not verified by a read.)";
+                        self.emit(ChatEvent::Content { text: note.into() });
+                        self.store_message("assistant", &format!("{text}{note}"), None).await;
+                        return;
+                    }
+                }
+            }
+            self.store_message("assistant", &text, Some(json!({ "tool_calls": calls.iter().map(history::call_json).collect::<Vec<_>>() })))
+                .await;
+            messages.push(Message::Assistant { text, tool_calls: calls.clone() });
+            let outcomes = self.run_calls(runner, state, &calls).await;
+            for outcome in outcomes {
+                let content = outcome.envelope.to_text();
+                self.store_message("tool", &content, Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })))
+                    .await;
+                messages.push(Message::Tool {
+                    tool_call_id: outcome.call.id.clone(),
+                    name: outcome.call.name.clone(),
+                    content,
+                });
+            }
+            if let Some(&limit) = WRAP_UP_AFTER.get(nudged)
+                && self.tool_calls >= limit
+            {
+                nudged += 1;
+                messages.push(Message::User {
+                    text: format!(
+                        "(Vigil: {} tool calls so far in this turn. Wrap up: answer with what you found, \
+                         or make only the calls you still need.)",
+                        self.tool_calls
+                    ),
+                });
+            }
+        }
+    }
+
+    /// One streamed model call: the text (streamed as `content`) and the tool calls.
+    async fn call_model(
+        &mut self,
+        provider: &dyn crate::llm::ModelProvider,
+        request: &ChatRequest,
+    ) -> Option<(String, Vec<ToolCall>)> {
+        let started = Instant::now();
+        let stream = tokio::select! {
+            () = self.cancel.cancelled() => return None,
+            stream = provider.stream(request) => stream,
+        };
+        let mut stream = match stream {
+            Ok(stream) => stream,
+            Err(error) => {
+                self.model_error(&error);
+                return None;
+            }
+        };
+        let (mut text, mut calls) = (String::new(), Vec::new());
+        loop {
+            let event = tokio::select! {
+                () = self.cancel.cancelled() => return None,
+                event = stream.next() => event,
+            };
+            match event {
+                None | Some(Ok(StreamEvent::Finished { .. })) => break,
+                Some(Ok(StreamEvent::TextDelta(delta))) => {
+                    text.push_str(&delta);
+                    self.emit(ChatEvent::Content { text: delta });
+                }
+                Some(Ok(StreamEvent::ToolCall(call))) => calls.push(call),
+                Some(Ok(StreamEvent::Usage { input_tokens, output_tokens })) => {
+                    self.input_tokens += input_tokens;
+                    self.output_tokens += output_tokens;
+                }
+                Some(Err(error)) => {
+                    self.model_error(&error);
+                    if !text.is_empty() {
+                        self.store_message("assistant", &text, Some(json!({ "interrupted": true }))).await;
+                    }
+                    return None;
+                }
+            }
+        }
+        tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, calls = calls.len(), "model answered");
+        Some((text, calls))
+    }
+
+    fn model_error(&self, error: &LlmError) {
+        self.error("MODEL_ERROR", format!("the model failed: {error}"));
+    }
+
+    /// Runs one response's tool calls: consecutive reads and resolves up to
+    /// [`MAX_PARALLEL`] at once, writes alone; results come back in the model's order.
+    async fn run_calls(
+        &mut self,
+        runner: &ToolRunner,
+        state: &mut SessionState,
+        calls: &[ToolCall],
+    ) -> Vec<CallOutcome> {
+        let mut outcomes = Vec::with_capacity(calls.len());
+        let mut index = 0;
+        while index < calls.len() {
+            if self.cancel.is_cancelled() {
+                for call in &calls[index..] {
+                    outcomes.push(CallOutcome::cancelled(call));
+                }
+                break;
+            }
+            let batch_end = runner.batch_end(calls, index, MAX_PARALLEL);
+            let batch = &calls[index..batch_end];
+            self.tool_calls += u32::try_from(batch.len()).unwrap_or(u32::MAX);
+            outcomes.extend(runner.run_batch(state, batch).await);
+            index = batch_end;
+        }
+        outcomes
+    }
+}
