@@ -27,6 +27,7 @@ mod error;
 pub mod gateway;
 pub mod http_tls;
 pub mod inventory;
+pub mod llm;
 pub mod local_agent;
 pub mod pki;
 pub mod policy_cli;
