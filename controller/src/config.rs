@@ -13,9 +13,10 @@ use std::time::Duration;
 use clap::Args;
 
 pub use args::ServeArgs;
-use file::FileConfig;
+use file::{FileConfig, LlmFileConfig};
 
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
+use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
 
@@ -51,6 +52,14 @@ pub const ENV_PUBLIC_URL: &str = "VIGIL_PUBLIC_URL";
 pub const ENV_LOCAL_AGENT: &str = "VIGIL_LOCAL_AGENT";
 /// Environment variable for `--database-url`.
 pub const ENV_DATABASE_URL: &str = "VIGIL_DATABASE_URL";
+/// Environment variable for `--llm-provider`.
+pub const ENV_LLM_PROVIDER: &str = "VIGIL_LLM_PROVIDER";
+/// Environment variable for `--llm-base-url`.
+pub const ENV_LLM_BASE_URL: &str = "VIGIL_LLM_BASE_URL";
+/// Environment variable for `--llm-api-key`.
+pub const ENV_LLM_API_KEY: &str = "VIGIL_LLM_API_KEY";
+/// Environment variable for `--llm-model`.
+pub const ENV_LLM_MODEL: &str = "VIGIL_LLM_MODEL";
 /// Environment variable for the CLI's `--url`.
 pub const ENV_URL: &str = "VIGIL_URL";
 /// Environment variable holding the API token for the CLI.
@@ -120,6 +129,8 @@ pub struct Config {
     pub local_agent: bool,
     /// `postgres://…` when the state lives in PostgreSQL.
     pub database_url: Option<String>,
+    /// The model behind the chat; `None` when none is configured (the chat says so).
+    pub llm: Option<LlmConfig>,
 }
 
 fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
@@ -182,6 +193,51 @@ fn http_tls(
     }
 }
 
+/// `--llm-*` over the file's `[llm]` table: `None` without provider and model.
+fn llm_config(args: &ServeArgs, file: LlmFileConfig) -> Result<Option<LlmConfig>> {
+    let pick = |flag: &Option<String>, key: Option<String>| {
+        flag.clone()
+            .or(key)
+            .map(|value| value.trim().to_owned())
+            .filter(|value| !value.is_empty())
+    };
+    let provider = pick(&args.llm_provider, file.provider);
+    let base_url = pick(&args.llm_base_url, file.base_url);
+    let api_key = pick(&args.llm_api_key, file.api_key);
+    let model = pick(&args.llm_model, file.model);
+    let Some(provider) = provider else {
+        if model.is_some() || base_url.is_some() || api_key.is_some() {
+            return Err(Error::Config(format!(
+                "--llm-model, --llm-base-url and --llm-api-key need --llm-provider \
+                 ({ENV_LLM_PROVIDER}): openai or anthropic"
+            )));
+        }
+        return Ok(None);
+    };
+    let provider: Provider = provider
+        .parse()
+        .map_err(|_| Error::Config(format!(
+            "--llm-provider {provider:?} is unknown: use openai (any OpenAI-compatible server) or anthropic"
+        )))?;
+    let Some(model) = model else {
+        return Err(Error::Config(format!(
+            "--llm-provider {provider} needs --llm-model ({ENV_LLM_MODEL}), the model's name"
+        )));
+    };
+    let mut config = LlmConfig::new(provider, model);
+    if let Some(base_url) = base_url {
+        config.base_url = base_url;
+    }
+    config.api_key = api_key;
+    config.check().map_err(|e| match e {
+        crate::llm::LlmError::NotConfigured(message) => {
+            Error::Config(format!("--llm-base-url: {message}"))
+        }
+        other => Error::Config(other.to_string()),
+    })?;
+    Ok(Some(config))
+}
+
 fn default_agent_dir() -> Result<PathBuf> {
     std::env::current_exe()
         .ok()
@@ -208,6 +264,7 @@ impl Config {
             public_url: None,
             local_agent: false,
             database_url: None,
+            llm: None,
         }
     }
 
@@ -223,6 +280,7 @@ impl Config {
 
     /// Validates flags and environment (`args`) over the file's values.
     pub fn from_layers(args: ServeArgs, file: FileConfig) -> Result<Config> {
+        let llm = llm_config(&args, file.llm.clone().unwrap_or_default())?;
         let http_listen = args.http_listen.or(file.http_listen);
         let http_listen = listen_addr(
             "http-listen",
@@ -336,6 +394,7 @@ impl Config {
             public_url,
             local_agent,
             database_url,
+            llm,
         })
     }
 }

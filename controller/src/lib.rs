@@ -18,8 +18,8 @@
 
 pub mod agents;
 pub mod api;
-pub mod assistant;
 pub mod approvals;
+pub mod assistant;
 pub mod audit;
 pub mod cli;
 pub mod clock;
@@ -30,6 +30,7 @@ pub mod exec;
 pub mod gateway;
 pub mod http_tls;
 pub mod inventory;
+pub mod llm;
 pub mod local_agent;
 pub mod metrics;
 pub mod pki;

@@ -17,6 +17,7 @@ use crate::agents::Agents;
 use crate::api::install::InstallSite;
 use crate::api::{self, ApiOptions, ApiState, Metrics};
 use crate::approvals::Approvals;
+use crate::assistant::Assistant;
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::exec::ExecService;
@@ -92,10 +93,34 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     );
     let approvals = Approvals::new(exec.clone(), pki.clone(), config.approval_timeout_s);
     approvals.recover().await?;
+    let provider = match &config.llm {
+        Some(llm) => {
+            let provider = crate::llm::build(llm).map_err(|e| Error::Config(e.to_string()))?;
+            info!(
+                provider = provider.name(),
+                model = provider.model(),
+                "model configured"
+            );
+            Some(provider)
+        }
+        None => {
+            info!(
+                "no model configured: chat answers MODEL_NOT_CONFIGURED; direct mode (/read, /query, …) works"
+            );
+            None
+        }
+    };
+    let assistant = Assistant::new(
+        provider,
+        exec.clone(),
+        approvals.clone(),
+        config.control_level,
+    );
     let state = ApiState {
         agents: agents.clone(),
         exec,
         approvals,
+        assistant,
         control_level: config.control_level,
         metrics,
     };

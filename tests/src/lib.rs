@@ -3,7 +3,8 @@
 //! talk to the controller's HTTP API, sign grants with the controller's real key, and make
 //! TLS clients with certificates generated at run time.
 //!
-//! Start at [`Controller::start`] and [`Agent::join`].
+//! Start at [`Controller::start`] and [`Agent::join`]; [`ScriptedModel`] is the model
+//! server the assistant suites point the controller at.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
@@ -11,11 +12,13 @@ mod agent;
 mod api;
 mod controller;
 pub mod docker;
+pub mod model_server;
 mod process;
 mod tls;
 
 pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};
 pub use api::{ExecOutcome, RawGrant, SseEvent};
 pub use controller::{Controller, ControllerOptions};
+pub use model_server::{Protocol, Reply, ScriptedModel};
 pub use process::{bin, free_port, processes_matching, wait_until};
 pub use tls::{Identity, foreign_client_config, gateway_handshake};

@@ -9,6 +9,7 @@ pub mod agents;
 pub mod approvals;
 pub mod audit;
 pub mod auth;
+pub mod chat;
 pub mod exec;
 pub mod exec_output;
 pub mod install;
@@ -36,6 +37,7 @@ pub use metrics::Metrics;
 
 use crate::agents::Agents;
 use crate::approvals::{Approvals, ControlLevel};
+use crate::assistant::Assistant;
 use crate::exec::ExecService;
 use crate::{Error, Result};
 
@@ -48,6 +50,8 @@ pub struct ApiState {
     pub exec: ExecService,
     /// The approval lifecycle of writes.
     pub approvals: Approvals,
+    /// The chat service.
+    pub assistant: Assistant,
     /// The controller's control level (the ceiling of every session's).
     pub control_level: ControlLevel,
     /// Prometheus metrics.
@@ -71,7 +75,12 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/resources", get(resources::list))
         .route("/api/resources/{id}", get(resources::get))
         .route("/api/ai/approvals", get(approvals::list))
-        .route("/api/ai/approvals/{id}", get(approvals::get));
+        .route("/api/ai/approvals/{id}", get(approvals::get))
+        .route("/api/ai/chat", post(chat::chat))
+        .route("/api/ai/sessions", get(chat::list))
+        .route("/api/ai/sessions/{id}", get(chat::get).delete(chat::delete))
+        .route("/api/ai/sessions/{id}/messages", get(chat::messages))
+        .route("/api/ai/sessions/{id}/cancel", post(chat::cancel));
     let operator = Router::new()
         .route("/api/exec/write", post(approvals::request_write))
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))

@@ -43,17 +43,31 @@ pub fn parse(message: &str) -> Result<DirectCall, String> {
         "query" => {
             let (action, rest) = split_word(rest);
             match action {
-                "search" if !rest.is_empty() => Ok(call("query", json!({"action": "search", "query": rest}), None)),
+                "search" if !rest.is_empty() => Ok(call(
+                    "query",
+                    json!({"action": "search", "query": rest}),
+                    None,
+                )),
                 "get" => {
                     let (r, _) = mention(rest)?;
-                    Ok(call("query", json!({"action": "get", "resource_id": r}), Some(r)))
+                    Ok(call(
+                        "query",
+                        json!({"action": "get", "resource_id": r}),
+                        Some(r),
+                    ))
                 }
                 "list" if rest.is_empty() => Ok(call("query", json!({"action": "list"}), None)),
                 "list" => Ok(call("query", json!({"action": "list", "kind": rest}), None)),
-                "topology" if rest.is_empty() => Ok(call("query", json!({"action": "topology"}), None)),
+                "topology" if rest.is_empty() => {
+                    Ok(call("query", json!({"action": "topology"}), None))
+                }
                 "topology" => {
                     let (r, _) = mention(rest)?;
-                    Ok(call("query", json!({"action": "topology", "resource_id": r}), Some(r)))
+                    Ok(call(
+                        "query",
+                        json!({"action": "topology", "resource_id": r}),
+                        Some(r),
+                    ))
                 }
                 "health" => Ok(call("query", json!({"action": "health"}), None)),
                 _ => Err(USAGE.into()),
@@ -65,12 +79,17 @@ pub fn parse(message: &str) -> Result<DirectCall, String> {
                 "file" | "tail" | "logs" => {
                     let (r, arg) = mention(after)?;
                     let args = match action {
-                        "file" => json!({"action": "file", "resource_id": r, "path": required(arg)?}),
+                        "file" => {
+                            json!({"action": "file", "resource_id": r, "path": required(arg)?})
+                        }
                         "tail" => {
                             let (path, lines) = split_word(arg);
                             let mut args = json!({"action": "tail", "resource_id": r, "path": required(path)?});
                             if !lines.is_empty() {
-                                args["lines"] = json!(lines.parse::<u32>().map_err(|_| format!("{lines:?} is not a number of lines"))?);
+                                args["lines"] =
+                                    json!(lines.parse::<u32>().map_err(|_| format!(
+                                        "{lines:?} is not a number of lines"
+                                    ))?);
                             }
                             args
                         }
@@ -81,7 +100,11 @@ pub fn parse(message: &str) -> Result<DirectCall, String> {
                 }
                 _ => {
                     let (r, command) = mention(rest)?;
-                    Ok(call("read", json!({"action": "exec", "resource_id": r, "command": required(command)?}), Some(r)))
+                    Ok(call(
+                        "read",
+                        json!({"action": "exec", "resource_id": r, "command": required(command)?}),
+                        Some(r),
+                    ))
                 }
             }
         }
@@ -104,7 +127,9 @@ pub fn parse(message: &str) -> Result<DirectCall, String> {
             let (r, rest) = mention(rest)?;
             let args = match action {
                 "list" | "inspect" | "logs" => json!({"action": action, "resource_id": r}),
-                "start" | "stop" | "restart" => json!({"action": "control", "resource_id": r, "operation": action}),
+                "start" | "stop" | "restart" => {
+                    json!({"action": "control", "resource_id": r, "operation": action})
+                }
                 _ => return Err(USAGE.into()),
             };
             if !rest.is_empty() {
@@ -114,14 +139,26 @@ pub fn parse(message: &str) -> Result<DirectCall, String> {
         }
         "file" => {
             let (r, path) = mention(rest)?;
-            Ok(call("file_edit", json!({"action": "read", "resource_id": r, "path": required(path)?}), Some(r)))
+            Ok(call(
+                "file_edit",
+                json!({"action": "read", "resource_id": r, "path": required(path)?}),
+                Some(r),
+            ))
         }
         "metrics" => {
             let (r, _) = mention(rest)?;
-            Ok(call("metrics", json!({"action": "resource", "resource_id": r}), Some(r)))
+            Ok(call(
+                "metrics",
+                json!({"action": "resource", "resource_id": r}),
+                Some(r),
+            ))
         }
         "knowledge" if rest.is_empty() => Ok(call("knowledge", json!({"action": "recall"}), None)),
-        "knowledge" => Ok(call("knowledge", json!({"action": "recall", "query": rest}), None)),
+        "knowledge" => Ok(call(
+            "knowledge",
+            json!({"action": "recall", "query": rest}),
+            None,
+        )),
         _ => Err(USAGE.into()),
     }
 }
@@ -160,20 +197,46 @@ mod tests {
     fn the_documented_forms_parse() {
         let read = parse("/read @jellyfin tail -n 50 /config/log/log.txt").unwrap();
         assert_eq!(read.tool, "read");
-        assert_eq!(read.arguments, json!({"action": "exec", "resource_id": "jellyfin", "command": "tail -n 50 /config/log/log.txt"}));
+        assert_eq!(
+            read.arguments,
+            json!({"action": "exec", "resource_id": "jellyfin", "command": "tail -n 50 /config/log/log.txt"})
+        );
         assert_eq!(read.mention.as_deref(), Some("jellyfin"));
         let control = parse("/control @homepage-docker restart nginx").unwrap();
-        assert_eq!(control.arguments, json!({"action": "service", "resource_id": "homepage-docker", "service": "nginx", "operation": "restart"}));
+        assert_eq!(
+            control.arguments,
+            json!({"action": "service", "resource_id": "homepage-docker", "service": "nginx", "operation": "restart"})
+        );
         let search = parse("/query search jellyfin").unwrap();
-        assert_eq!(search.arguments, json!({"action": "search", "query": "jellyfin"}));
-        assert_eq!(parse("/control @x docker compose up -d").unwrap().arguments["action"], "command");
-        assert_eq!(parse("/docker restart @web").unwrap().arguments, json!({"action": "control", "resource_id": "web", "operation": "restart"}));
-        assert_eq!(parse("/read tail @h /var/log/syslog 20").unwrap().arguments["lines"], 20);
+        assert_eq!(
+            search.arguments,
+            json!({"action": "search", "query": "jellyfin"})
+        );
+        assert_eq!(
+            parse("/control @x docker compose up -d").unwrap().arguments["action"],
+            "command"
+        );
+        assert_eq!(
+            parse("/docker restart @web").unwrap().arguments,
+            json!({"action": "control", "resource_id": "web", "operation": "restart"})
+        );
+        assert_eq!(
+            parse("/read tail @h /var/log/syslog 20").unwrap().arguments["lines"],
+            20
+        );
     }
 
     #[test]
     fn bad_forms_say_how() {
-        for bad in ["/", "/nope", "/read", "/read @x", "/query search", "/docker frob @x", "/read tail @h /f many"] {
+        for bad in [
+            "/",
+            "/nope",
+            "/read",
+            "/read @x",
+            "/query search",
+            "/docker frob @x",
+            "/read tail @h /f many",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

@@ -40,7 +40,9 @@ pub fn to_messages(rows: &[MessageRow]) -> Vec<Message> {
     for row in &rows[start..] {
         let data = row.data.as_ref();
         match row.role.as_str() {
-            "user" => out.push(Message::User { text: row.content.clone() }),
+            "user" => out.push(Message::User {
+                text: row.content.clone(),
+            }),
             "assistant" => {
                 let calls: Vec<ToolCall> = data
                     .and_then(|d| d["tool_calls"].as_array())
@@ -50,20 +52,30 @@ pub fn to_messages(rows: &[MessageRow]) -> Vec<Message> {
                 if row.content.is_empty() && calls.is_empty() {
                     continue;
                 }
-                out.push(Message::Assistant { text: row.content.clone(), tool_calls: calls });
+                out.push(Message::Assistant {
+                    text: row.content.clone(),
+                    tool_calls: calls,
+                });
             }
             "tool" => {
-                let id = data.and_then(|d| d["tool_call_id"].as_str()).unwrap_or_default();
+                let id = data
+                    .and_then(|d| d["tool_call_id"].as_str())
+                    .unwrap_or_default();
                 if let Some(at) = open.iter().position(|o| o == id) {
                     open.remove(at);
                     out.push(Message::Tool {
                         tool_call_id: id.to_owned(),
-                        name: data.and_then(|d| d["name"].as_str()).unwrap_or_default().to_owned(),
+                        name: data
+                            .and_then(|d| d["name"].as_str())
+                            .unwrap_or_default()
+                            .to_owned(),
                         content: row.content.clone(),
                     });
                 }
             }
-            _ => out.push(Message::User { text: format!("(Vigil note) {}", row.content) }),
+            _ => out.push(Message::User {
+                text: format!("(Vigil note) {}", row.content),
+            }),
         }
     }
     drop_unanswered_calls(out)
@@ -82,9 +94,12 @@ fn drop_unanswered_calls(messages: Vec<Message>) -> Vec<Message> {
         .into_iter()
         .filter_map(|m| match m {
             Message::Assistant { text, tool_calls } => {
-                let tool_calls: Vec<ToolCall> =
-                    tool_calls.into_iter().filter(|c| answered.contains(&c.id)).collect();
-                (!text.is_empty() || !tool_calls.is_empty()).then_some(Message::Assistant { text, tool_calls })
+                let tool_calls: Vec<ToolCall> = tool_calls
+                    .into_iter()
+                    .filter(|c| answered.contains(&c.id))
+                    .collect();
+                (!text.is_empty() || !tool_calls.is_empty())
+                    .then_some(Message::Assistant { text, tool_calls })
             }
             other => Some(other),
         })
@@ -111,15 +126,31 @@ mod tests {
     fn calls_pair_with_results_and_orphans_are_dropped() {
         let rows = vec![
             row("user", "why is jellyfin slow?", None),
-            row("assistant", "", Some(json!({"tool_calls": [{"id": "c1", "name": "read", "arguments": "{}"}, {"id": "c2", "name": "read", "arguments": "{}"}]}))),
-            row("tool", "{\"ok\":true}", Some(json!({"tool_call_id": "c1", "name": "read"}))),
-            row("tool", "stray", Some(json!({"tool_call_id": "zz", "name": "read"}))),
+            row(
+                "assistant",
+                "",
+                Some(
+                    json!({"tool_calls": [{"id": "c1", "name": "read", "arguments": "{}"}, {"id": "c2", "name": "read", "arguments": "{}"}]}),
+                ),
+            ),
+            row(
+                "tool",
+                "{\"ok\":true}",
+                Some(json!({"tool_call_id": "c1", "name": "read"})),
+            ),
+            row(
+                "tool",
+                "stray",
+                Some(json!({"tool_call_id": "zz", "name": "read"})),
+            ),
             row("event", "Approved write `x`: ran; exit code 0", None),
             row("assistant", "It is the transcoder.", None),
         ];
         let messages = to_messages(&rows);
         assert_eq!(messages.len(), 5, "{messages:?}");
-        let Message::Assistant { tool_calls, .. } = &messages[1] else { panic!() };
+        let Message::Assistant { tool_calls, .. } = &messages[1] else {
+            panic!()
+        };
         assert_eq!(tool_calls.len(), 1, "c2 had no result");
         assert!(matches!(&messages[3], Message::User { text } if text.starts_with("(Vigil note)")));
     }

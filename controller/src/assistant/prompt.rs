@@ -7,11 +7,15 @@ use crate::llm::ToolSpec;
 /// The system prompt for a session at `level`, with its resolved-context block.
 pub fn system(level: ControlLevel, context: &str) -> String {
     let writes = match level {
-        ControlLevel::ReadOnly => "This session is read_only: changes are refused; investigate and explain.",
+        ControlLevel::ReadOnly => {
+            "This session is read_only: changes are refused; investigate and explain."
+        }
         ControlLevel::Controlled => {
             "This session is controlled: every change waits for a person's approval, who may deny it."
         }
-        ControlLevel::Autonomous => "This session is autonomous: changes run without waiting, and are audited.",
+        ControlLevel::Autonomous => {
+            "This session is autonomous: changes run without waiting, and are audited."
+        }
     };
     let mut text = format!(
         "You are Vigil, an operator for self-hosted infrastructure (Proxmox nodes, LXCs, VMs, Docker, \

@@ -121,17 +121,28 @@ impl Assistant {
     }
 
     fn turns(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.inner.turns.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner
+            .turns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn session_state(&self, id: &str) -> Arc<tokio::sync::Mutex<SessionState>> {
-        let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         sessions.entry(id.to_owned()).or_default().clone()
     }
 
     /// Forgets a session's in-memory state (it was deleted).
     pub fn forget_session(&self, id: &str) {
-        let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         sessions.remove(id);
     }
 
@@ -156,7 +167,9 @@ impl Assistant {
             });
         }
         if body.mentions.len() > MAX_MENTIONS {
-            return Err(Error::InvalidInput(format!("more than {MAX_MENTIONS} mentions")));
+            return Err(Error::InvalidInput(format!(
+                "more than {MAX_MENTIONS} mentions"
+            )));
         }
         let store = self.store();
         let session = match &body.session_id {
@@ -166,12 +179,18 @@ impl Assistant {
                 .ok_or_else(|| Error::NotFound(format!("no chat session {id:?}")))?,
             None => {
                 let id = uuid::Uuid::new_v4().to_string();
-                let level = ControlLevel::for_session(body.control_level, self.inner.ceiling, caller.role)?;
+                let level =
+                    ControlLevel::for_session(body.control_level, self.inner.ceiling, caller.role)?;
                 let title: String = message.chars().take(80).collect();
-                store.create_session(&id, &title, &caller.name, level.as_str(), unix_now()).await?
+                store
+                    .create_session(&id, &title, &caller.name, level.as_str(), unix_now())
+                    .await?
             }
         };
-        let stored: ControlLevel = session.control_level.parse().unwrap_or(ControlLevel::ReadOnly);
+        let stored: ControlLevel = session
+            .control_level
+            .parse()
+            .unwrap_or(ControlLevel::ReadOnly);
         let level = ControlLevel::for_session(
             Some(body.control_level.unwrap_or(stored).min(stored)),
             self.inner.ceiling,
@@ -184,7 +203,10 @@ impl Assistant {
                 return Err(Error::Api {
                     status: 409,
                     code: "CONFLICT".into(),
-                    message: format!("a turn is already running in session {}; wait for it or cancel it", session.id),
+                    message: format!(
+                        "a turn is already running in session {}; wait for it or cancel it",
+                        session.id
+                    ),
                     details: serde_json::json!({ "session_id": session.id }),
                 });
             }

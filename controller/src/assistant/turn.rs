@@ -31,6 +31,7 @@ pub const MAX_PARALLEL: usize = 4;
 pub const WRAP_UP_AFTER: [u32; 2] = [12, 18];
 
 /// A running turn.
+#[derive(Debug)]
 pub struct Turn {
     pub(super) assistant: Assistant,
     pub(super) session_id: String,
@@ -71,6 +72,11 @@ impl Turn {
         }
     }
 
+    /// A sender of this turn's events.
+    pub(super) fn events_sender(&self) -> mpsc::UnboundedSender<ChatEvent> {
+        self.events.clone()
+    }
+
     /// Sends an event; a client that went away does not stop the turn.
     pub(super) fn emit(&self, event: ChatEvent) {
         let _ = self.events.send(event);
@@ -101,8 +107,12 @@ impl Turn {
         let state = self.state.clone();
         let mut state = state.lock().await;
         state.begin_turn();
-        self.store_message("user", &message, (!mentions.is_empty()).then(|| json!({ "mentions": mentions })))
-            .await;
+        self.store_message(
+            "user",
+            &message,
+            (!mentions.is_empty()).then(|| json!({ "mentions": mentions })),
+        )
+        .await;
         let runner = ToolRunner::new(&self);
         runner.register_mentions(&mut state, &mentions);
         if message.starts_with('/') {
@@ -124,7 +134,12 @@ impl Turn {
         if let Err(error) = self
             .assistant
             .store()
-            .add_session_usage(&self.session_id, self.input_tokens, self.output_tokens, unix_now())
+            .add_session_usage(
+                &self.session_id,
+                self.input_tokens,
+                self.output_tokens,
+                unix_now(),
+            )
             .await
         {
             tracing::error!(%error, "cannot record token usage");
@@ -142,7 +157,9 @@ impl Turn {
         let call = match direct::parse(message) {
             Ok(call) => call,
             Err(usage) => {
-                self.emit(ChatEvent::Content { text: usage.clone() });
+                self.emit(ChatEvent::Content {
+                    text: usage.clone(),
+                });
                 self.store_message("assistant", &usage, None).await;
                 return;
             }
@@ -152,13 +169,23 @@ impl Turn {
             name: call.tool,
             arguments: call.arguments.to_string(),
         };
-        self.store_message("assistant", "", Some(json!({ "tool_calls": [history::call_json(&model_call)], "direct": true })))
+        self.store_message(
+            "assistant",
+            "",
+            Some(json!({ "tool_calls": [history::call_json(&model_call)], "direct": true })),
+        )
+        .await;
+        let outcomes = self
+            .run_calls(runner, state, std::slice::from_ref(&model_call))
             .await;
-        let outcomes = self.run_calls(runner, state, std::slice::from_ref(&model_call)).await;
         for outcome in outcomes {
             let text = outcome.envelope.to_text();
-            self.store_message("tool", &text, Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })))
-                .await;
+            self.store_message(
+                "tool",
+                &text,
+                Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })),
+            )
+            .await;
         }
     }
 
@@ -169,7 +196,10 @@ impl Turn {
         let mut messages = match history::load(self.assistant.store(), &self.session_id).await {
             Ok(messages) => messages,
             Err(error) => {
-                self.error("INTERNAL", format!("cannot load the session's messages: {error}"));
+                self.error(
+                    "INTERNAL",
+                    format!("cannot load the session's messages: {error}"),
+                );
                 return;
             }
         };
@@ -196,31 +226,45 @@ impl Turn {
                         return;
                     }
                     Err(demand) if !last => {
-                        self.assistant.exec().metrics().gate_block("fsm_final", state.fsm_state());
+                        self.assistant
+                            .exec()
+                            .metrics()
+                            .gate_block("fsm_final", state.fsm_state());
                         self.emit(ChatEvent::ContentReplaced {
                             text: String::new(),
                             reason: "the last write is not verified yet; the assistant reads before answering".into(),
                         });
-                        messages.push(Message::Assistant { text, tool_calls: Vec::new() });
+                        messages.push(Message::Assistant {
+                            text,
+                            tool_calls: Vec::new(),
+                        });
                         messages.push(Message::User { text: demand });
                         continue;
                     }
                     Err(_) => {
                         let note = "\n\n(Vigil: the last change was not verified by a read.)";
                         self.emit(ChatEvent::Content { text: note.into() });
-                        self.store_message("assistant", &format!("{text}{note}"), None).await;
+                        self.store_message("assistant", &format!("{text}{note}"), None)
+                            .await;
                         return;
                     }
                 }
             }
             self.store_message("assistant", &text, Some(json!({ "tool_calls": calls.iter().map(history::call_json).collect::<Vec<_>>() })))
                 .await;
-            messages.push(Message::Assistant { text, tool_calls: calls.clone() });
+            messages.push(Message::Assistant {
+                text,
+                tool_calls: calls.clone(),
+            });
             let outcomes = self.run_calls(runner, state, &calls).await;
             for outcome in outcomes {
                 let content = outcome.envelope.to_text();
-                self.store_message("tool", &content, Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })))
-                    .await;
+                self.store_message(
+                    "tool",
+                    &content,
+                    Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })),
+                )
+                .await;
                 messages.push(Message::Tool {
                     tool_call_id: outcome.call.id.clone(),
                     name: outcome.call.name.clone(),
@@ -273,20 +317,32 @@ impl Turn {
                     self.emit(ChatEvent::Content { text: delta });
                 }
                 Some(Ok(StreamEvent::ToolCall(call))) => calls.push(call),
-                Some(Ok(StreamEvent::Usage { input_tokens, output_tokens })) => {
+                Some(Ok(StreamEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                })) => {
                     self.input_tokens += input_tokens;
                     self.output_tokens += output_tokens;
                 }
                 Some(Err(error)) => {
                     self.model_error(&error);
                     if !text.is_empty() {
-                        self.store_message("assistant", &text, Some(json!({ "interrupted": true }))).await;
+                        self.store_message(
+                            "assistant",
+                            &text,
+                            Some(json!({ "interrupted": true })),
+                        )
+                        .await;
                     }
                     return None;
                 }
             }
         }
-        tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, calls = calls.len(), "model answered");
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            calls = calls.len(),
+            "model answered"
+        );
         Some((text, calls))
     }
 

@@ -10,7 +10,8 @@ use clap::builder::BoolishValueParser;
 use super::*;
 
 /// The flags of `serve`; every one (but `--config` and `--test-raw-exec`) is also a key of
-/// the configuration file, named like the flag with `_` for `-`.
+/// the configuration file, named like the flag with `_` for `-` (the `--llm-*` flags are
+/// keys of its `[llm]` table).
 #[derive(Debug, Clone, Default, Args)]
 pub struct ServeArgs {
     /// TOML configuration file; its keys are the flags' names with `_` (unknown keys are
@@ -83,6 +84,23 @@ pub struct ServeArgs {
     /// data directory.
     #[arg(long, env = ENV_DATABASE_URL, hide_env_values = true, value_name = "URL")]
     pub database_url: Option<String>,
+    /// [key llm.provider] The model API's protocol: openai (any OpenAI-compatible server:
+    /// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, LiteLLM) or anthropic. No
+    /// provider: the chat answers that no model is configured.
+    #[arg(long, env = ENV_LLM_PROVIDER, value_name = "PROVIDER")]
+    pub llm_provider: Option<String>,
+    /// [key llm.base_url] The model API root; the client appends /chat/completions or
+    /// /messages. Default https://api.openai.com/v1 or https://api.anthropic.com/v1
+    /// (Ollama: http://HOST:11434/v1).
+    #[arg(long, env = ENV_LLM_BASE_URL, value_name = "URL")]
+    pub llm_base_url: Option<String>,
+    /// [key llm.api_key] The model API's key (Bearer for openai, x-api-key for anthropic).
+    #[arg(long, env = ENV_LLM_API_KEY, hide_env_values = true, value_name = "KEY")]
+    pub llm_api_key: Option<String>,
+    /// [key llm.model] The model's name, for example gpt-4.1, claude-sonnet-4-5 or
+    /// qwen3:8b; needed with --llm-provider.
+    #[arg(long, env = ENV_LLM_MODEL, value_name = "MODEL")]
+    pub llm_model: Option<String>,
     /// Serve POST /api/raw-exec, which forwards commands to agents WITHOUT classifying them.
     /// For end-to-end tests of the agent's guard only; never in production.
     #[arg(long)]

@@ -25,6 +25,18 @@ pub struct FileConfig {
     pub public_url: Option<String>,
     pub local_agent: Option<bool>,
     pub database_url: Option<String>,
+    /// The `[llm]` table: the model API.
+    pub llm: Option<LlmFileConfig>,
+}
+
+/// The keys of the `[llm]` table (all optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmFileConfig {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
 }
 
 impl FileConfig {

@@ -114,3 +114,75 @@ fn unknown_keys_and_bad_types_in_the_file_are_refused() {
         .to_string();
     assert!(err.contains("cannot read --config"), "{err}");
 }
+
+#[test]
+fn no_model_configured_is_none_and_a_provider_needs_a_model() {
+    let config = Config::from_layers(args(), FileConfig::default()).unwrap();
+    assert_eq!(config.llm, None);
+    let mut bad = args();
+    bad.llm_provider = Some("anthropic".into());
+    let err = error_of(bad, FileConfig::default());
+    assert!(
+        err.contains("--llm-model") && err.contains("VIGIL_LLM_MODEL"),
+        "{err}"
+    );
+    let mut bad = args();
+    bad.llm_provider = Some("gemini".into());
+    bad.llm_model = Some("m".into());
+    let err = error_of(bad, FileConfig::default());
+    assert!(err.contains("gemini") && err.contains("openai"), "{err}");
+    let mut bad = args();
+    bad.llm_model = Some("gpt-4.1".into());
+    assert!(error_of(bad, FileConfig::default()).contains("need --llm-provider"));
+    let mut bad = args();
+    bad.llm_provider = Some("openai".into());
+    bad.llm_model = Some("m".into());
+    bad.llm_base_url = Some("ftp://models.lan".into());
+    assert!(error_of(bad, FileConfig::default()).contains("--llm-base-url"));
+}
+
+#[test]
+fn llm_flags_beat_the_llm_table_and_base_urls_default_per_provider() {
+    let file = FileConfig::parse(
+        r#"
+        [llm]
+        provider = "openai"
+        base_url = "http://ollama.lan:11434/v1"
+        model = "qwen3:8b"
+        api_key = "from-file"
+        "#,
+    )
+    .unwrap();
+    let llm = Config::from_layers(args(), file.clone())
+        .unwrap()
+        .llm
+        .unwrap();
+    assert_eq!(llm.provider, Provider::OpenAi);
+    assert_eq!(llm.base_url, "http://ollama.lan:11434/v1");
+    assert_eq!(llm.model, "qwen3:8b");
+    assert_eq!(llm.api_key.as_deref(), Some("from-file"));
+    assert!(
+        !format!("{llm:?}").contains("from-file"),
+        "the key is redacted"
+    );
+    let flags = ServeArgs {
+        llm_provider: Some("Anthropic".into()),
+        llm_base_url: Some(String::new()),
+        llm_model: Some("claude-sonnet-4-5".into()),
+        llm_api_key: Some("from-flag".into()),
+        ..args()
+    };
+    let file = FileConfig {
+        llm: Some(LlmFileConfig {
+            base_url: None,
+            ..file.llm.unwrap()
+        }),
+        ..file
+    };
+    let llm = Config::from_layers(flags, file).unwrap().llm.unwrap();
+    assert_eq!(llm.provider, Provider::Anthropic);
+    assert_eq!(llm.base_url, crate::llm::DEFAULT_ANTHROPIC_BASE_URL);
+    assert_eq!(llm.model, "claude-sonnet-4-5");
+    assert_eq!(llm.api_key.as_deref(), Some("from-flag"));
+    assert!(FileConfig::parse("[llm]\nmodle = \"x\"").is_err());
+}

@@ -105,7 +105,10 @@ impl ResolvedContext {
             .filter(|(id, e)| {
                 id.to_string() == text
                     || e.resource.name.to_lowercase() == wanted
-                    || e.resource.aliases.iter().any(|a| a.to_lowercase() == wanted)
+                    || e.resource
+                        .aliases
+                        .iter()
+                        .any(|a| a.to_lowercase() == wanted)
             })
             .map(|(id, _)| id.clone())
             .min_by_key(|id| id.to_string() != text)?;
@@ -185,9 +188,23 @@ impl ResolvedContext {
             .filter(|e| e.explicit)
             .map(|e| {
                 let r = &e.resource;
-                let parent = r.parent.as_ref().map(|p| format!(", on {p}")).unwrap_or_default();
-                let via = r.paths.first().map(|p| format!(", commands run via {} target {}", p.via.as_str(), p.target)).unwrap_or_default();
-                format!("- {} ({} {}, {}{parent}{via})", r.id, r.kind.as_str(), r.name, r.status)
+                let parent = r
+                    .parent
+                    .as_ref()
+                    .map(|p| format!(", on {p}"))
+                    .unwrap_or_default();
+                let via = r
+                    .paths
+                    .first()
+                    .map(|p| format!(", commands run via {} target {}", p.via.as_str(), p.target))
+                    .unwrap_or_default();
+                format!(
+                    "- {} ({} {}, {}{parent}{via})",
+                    r.id,
+                    r.kind.as_str(),
+                    r.name,
+                    r.status
+                )
             })
             .collect();
         lines.sort();
@@ -218,12 +235,21 @@ mod tests {
     fn names_aliases_and_ids_resolve() {
         let now = Instant::now();
         let mut ctx = ResolvedContext::default();
-        ctx.register(resource("lxc:delly:141", "homepage", Some("node:delly")), now);
-        assert_eq!(ctx.resolve("HOMEPAGE", now).unwrap().id.to_string(), "lxc:delly:141");
+        ctx.register(
+            resource("lxc:delly:141", "homepage", Some("node:delly")),
+            now,
+        );
+        assert_eq!(
+            ctx.resolve("HOMEPAGE", now).unwrap().id.to_string(),
+            "lxc:delly:141"
+        );
         assert!(ctx.resolve("homepage-alias", now).is_some());
         assert!(ctx.resolve("lxc:delly:141", now).is_some());
         assert!(ctx.resolve("home", now).is_none());
-        assert_eq!(ctx.resolve("homepage", now).unwrap().kind, ResourceKind::Lxc);
+        assert_eq!(
+            ctx.resolve("homepage", now).unwrap().kind,
+            ResourceKind::Lxc
+        );
     }
 
     #[test]
@@ -232,11 +258,23 @@ mod tests {
         let mut ctx = ResolvedContext::new(Duration::from_secs(60), 2);
         ctx.register(resource("node:a", "a", None), start);
         ctx.mark_mentioned(&"node:a".parse().unwrap(), start);
-        ctx.register(resource("node:b", "b", None), start + Duration::from_secs(1));
-        ctx.register(resource("node:c", "c", None), start + Duration::from_secs(2));
+        ctx.register(
+            resource("node:b", "b", None),
+            start + Duration::from_secs(1),
+        );
+        ctx.register(
+            resource("node:c", "c", None),
+            start + Duration::from_secs(2),
+        );
         assert_eq!(ctx.len(), 2);
-        assert!(ctx.resolve("a", start + Duration::from_secs(3)).is_some(), "pinned survives");
-        assert!(ctx.resolve("b", start + Duration::from_secs(3)).is_none(), "least recent goes");
+        assert!(
+            ctx.resolve("a", start + Duration::from_secs(3)).is_some(),
+            "pinned survives"
+        );
+        assert!(
+            ctx.resolve("b", start + Duration::from_secs(3)).is_none(),
+            "least recent goes"
+        );
         // Access slides the TTL; idle entries expire.
         assert!(ctx.resolve("a", start + Duration::from_secs(50)).is_some());
         assert!(ctx.resolve("a", start + Duration::from_secs(100)).is_some());
@@ -248,12 +286,24 @@ mod tests {
         let now = Instant::now();
         let mut ctx = ResolvedContext::default();
         ctx.register(resource("node:delly", "delly", None), now);
-        ctx.register(resource("lxc:delly:141", "homepage", Some("node:delly")), now);
+        ctx.register(
+            resource("lxc:delly:141", "homepage", Some("node:delly")),
+            now,
+        );
         ctx.resolve("homepage", now);
-        assert!(!ctx.is_explicit(&"lxc:delly:141".parse().unwrap()), "plain access is not explicit");
-        assert!(ctx.explicit_children(&"node:delly".parse().unwrap()).is_empty());
+        assert!(
+            !ctx.is_explicit(&"lxc:delly:141".parse().unwrap()),
+            "plain access is not explicit"
+        );
+        assert!(
+            ctx.explicit_children(&"node:delly".parse().unwrap())
+                .is_empty()
+        );
         ctx.mark_explicit(&"lxc:delly:141".parse().unwrap(), now);
-        assert_eq!(ctx.explicit_children(&"node:delly".parse().unwrap()).len(), 1);
+        assert_eq!(
+            ctx.explicit_children(&"node:delly".parse().unwrap()).len(),
+            1
+        );
         assert!(ctx.block().contains("lxc:delly:141"));
         ctx.clear();
         assert!(ctx.is_empty());

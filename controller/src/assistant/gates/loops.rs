@@ -27,7 +27,11 @@ impl LoopGuard {
         Err(GateBlock::new(
             "loop_detected",
             ErrorCode::LoopDetected,
-            format!("this exact {} {} call already ran {MAX_REPEATS} times in this turn", call.name(), call.action()),
+            format!(
+                "this exact {} {} call already ran {MAX_REPEATS} times in this turn",
+                call.name(),
+                call.action()
+            ),
             "use the results you have, try something different, or answer",
         ))
     }
@@ -46,13 +50,28 @@ mod tests {
     #[test]
     fn the_fourth_identical_call_is_a_loop() {
         let mut guard = LoopGuard::default();
-        let call = parse_call("read", r#"{"action":"exec","resource_id":"x","command":"uptime"}"#).unwrap();
-        let reordered = parse_call("read", r#"{"command":"uptime","action":"exec","resource_id":"x"}"#).unwrap();
+        let call = parse_call(
+            "read",
+            r#"{"action":"exec","resource_id":"x","command":"uptime"}"#,
+        )
+        .unwrap();
+        let reordered = parse_call(
+            "read",
+            r#"{"command":"uptime","action":"exec","resource_id":"x"}"#,
+        )
+        .unwrap();
         guard.check(&call).unwrap();
         guard.check(&reordered).unwrap();
         guard.check(&call).unwrap();
-        assert_eq!(guard.check(&reordered).unwrap_err().code, ErrorCode::LoopDetected);
-        let other = parse_call("read", r#"{"action":"exec","resource_id":"x","command":"df -h"}"#).unwrap();
+        assert_eq!(
+            guard.check(&reordered).unwrap_err().code,
+            ErrorCode::LoopDetected
+        );
+        let other = parse_call(
+            "read",
+            r#"{"action":"exec","resource_id":"x","command":"df -h"}"#,
+        )
+        .unwrap();
         guard.check(&other).unwrap();
         guard.reset_turn();
         guard.check(&call).unwrap();

@@ -31,7 +31,12 @@ pub struct GateBlock {
 
 impl GateBlock {
     /// A block by `gate` with `code`.
-    pub fn new(gate: &'static str, code: ErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn new(
+        gate: &'static str,
+        code: ErrorCode,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
         GateBlock {
             code,
             message: message.into(),
@@ -54,7 +59,10 @@ impl GateBlock {
             _ => serde_json::Map::new(),
         };
         details.insert("recovery_hint".into(), Value::String(self.recovery_hint));
-        details.insert("auto_recoverable".into(), Value::Bool(self.auto_recoverable));
+        details.insert(
+            "auto_recoverable".into(),
+            Value::Bool(self.auto_recoverable),
+        );
         Envelope::blocked(self.code, self.message, Value::Object(details))
     }
 }

@@ -22,7 +22,11 @@ use crate::tools::call::ToolCall;
 use crate::tools::envelope::ErrorCode;
 
 /// A write's resource must be in the session's resolved context.
-pub fn check_strict(context: &mut ResolvedContext, call: &ToolCall, now: Instant) -> Result<(), GateBlock> {
+pub fn check_strict(
+    context: &mut ResolvedContext,
+    call: &ToolCall,
+    now: Instant,
+) -> Result<(), GateBlock> {
     let Some(name) = call.resource_id() else {
         return Ok(());
     };
@@ -48,7 +52,11 @@ pub fn routed(call: &ToolCall) -> bool {
 }
 
 /// Refuses a call aimed at a host when the session explicitly accessed a guest on it.
-pub fn check_routing(context: &ResolvedContext, call: &ToolCall, target: &Resource) -> Result<(), GateBlock> {
+pub fn check_routing(
+    context: &ResolvedContext,
+    call: &ToolCall,
+    target: &Resource,
+) -> Result<(), GateBlock> {
     if !routed(call) || !matches!(target.kind, ResourceKind::Node | ResourceKind::Host) {
         return Ok(());
     }
@@ -66,7 +74,11 @@ pub fn check_routing(context: &ResolvedContext, call: &ToolCall, target: &Resour
             "{} is the host of {}, which this session is working on: this {} {} would run on the host, \
              not inside {first}",
             target.id,
-            children.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+            children
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             call.name(),
             call.action()
         ),
@@ -110,8 +122,14 @@ mod tests {
         let mut ctx = ResolvedContext::default();
         let node = resource("node:delly", "delly", None);
         ctx.register(node.clone(), now);
-        ctx.register(resource("lxc:delly:141", "homepage-docker", Some("node:delly")), now);
-        ctx.register(resource("lxc:delly:142", "jellyfin", Some("node:delly")), now);
+        ctx.register(
+            resource("lxc:delly:141", "homepage-docker", Some("node:delly")),
+            now,
+        );
+        ctx.register(
+            resource("lxc:delly:142", "jellyfin", Some("node:delly")),
+            now,
+        );
         // Bulk discovery alone does not poison routing.
         check_routing(&ctx, &edit_on("delly"), &node).unwrap();
         // The user mentions the container: an edit on the node is a mismatch.
@@ -121,7 +139,11 @@ mod tests {
         assert!(block.auto_recoverable);
         assert_eq!(block.details["suggested_target"], "lxc:delly:141");
         // Queries and guest power operations on the node are fine.
-        let reboot = parse_call("control", r#"{"action":"guest","resource_id":"delly","operation":"reboot"}"#).unwrap();
+        let reboot = parse_call(
+            "control",
+            r#"{"action":"guest","resource_id":"delly","operation":"reboot"}"#,
+        )
+        .unwrap();
         check_routing(&ctx, &reboot, &node).unwrap();
         // The user named the node too: no second-guessing.
         ctx.mark_mentioned(&"node:delly".parse().unwrap(), now);
@@ -134,7 +156,10 @@ mod tests {
         let mut ctx = ResolvedContext::default();
         let block = check_strict(&mut ctx, &edit_on("lxc:delly:141"), now).unwrap_err();
         assert_eq!(block.code, ErrorCode::StrictResolution);
-        ctx.register(resource("lxc:delly:141", "homepage-docker", Some("node:delly")), now);
+        ctx.register(
+            resource("lxc:delly:141", "homepage-docker", Some("node:delly")),
+            now,
+        );
         check_strict(&mut ctx, &edit_on("lxc:delly:141"), now).unwrap();
         check_strict(&mut ctx, &edit_on("homepage-docker"), now).unwrap();
     }

@@ -19,12 +19,12 @@ use tokio_util::sync::CancellationToken;
 use vigil_shared::resource::{Resource, ResourceId};
 
 use super::events::ChatEvent;
+use super::gates::GateBlock;
 use super::service::Assistant;
 use super::state::SessionState;
 use super::turn::Turn;
 use crate::approvals::ControlLevel;
 use crate::llm::ToolCall;
-use super::gates::GateBlock;
 use crate::tools::call::parse_call;
 use crate::tools::class::{ToolClass, classify_tool};
 use crate::tools::envelope::{Envelope, ErrorCode};
@@ -41,7 +41,12 @@ impl CallOutcome {
     pub fn cancelled(call: &ToolCall) -> CallOutcome {
         CallOutcome {
             call: call.clone(),
-            envelope: Envelope::failed(ErrorCode::ExecutionFailed, "cancelled before it ran", false, json!({})),
+            envelope: Envelope::failed(
+                ErrorCode::ExecutionFailed,
+                "cancelled before it ran",
+                false,
+                json!({}),
+            ),
         }
     }
 }
@@ -110,7 +115,10 @@ impl ToolRunner {
             return start + 1;
         }
         let mut end = start + 1;
-        while end < calls.len() && end - start < max && Self::class_of(&calls[end]) != ToolClass::Write {
+        while end < calls.len()
+            && end - start < max
+            && Self::class_of(&calls[end]) != ToolClass::Write
+        {
             end += 1;
         }
         end
@@ -128,11 +136,16 @@ impl ToolRunner {
     }
 
     /// Runs a batch: gates in order, execution at once, results in order.
-    pub async fn run_batch(&self, state: &mut SessionState, batch: &[ToolCall]) -> Vec<CallOutcome> {
+    pub async fn run_batch(
+        &self,
+        state: &mut SessionState,
+        batch: &[ToolCall],
+    ) -> Vec<CallOutcome> {
         let started = Instant::now();
         let mut ready: Vec<Result<Prepared, Envelope>> = Vec::with_capacity(batch.len());
         for call in batch {
-            let input = serde_json::from_str::<Value>(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            let input = serde_json::from_str::<Value>(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
             self.emit(ChatEvent::ToolStart {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
@@ -152,7 +165,11 @@ impl ToolRunner {
             let class = prepared.as_ref().map_or(ToolClass::Write, |p| p.class);
             state.learn(effects.registered, &effects.explicit);
             if let Ok(prepared) = prepared {
-                let what = prepared.args.get("command").or(prepared.args.get("operation")).and_then(Value::as_str);
+                let what = prepared
+                    .args
+                    .get("command")
+                    .or(prepared.args.get("operation"))
+                    .and_then(Value::as_str);
                 state.after_call(&call.name, class, envelope.ok, what);
             }
             self.emit(ChatEvent::ToolEnd {
@@ -190,11 +207,21 @@ impl ToolRunner {
         };
         state.check(&parsed, class).map_err(|b| block(state, b))?;
         let Some(name) = parsed.resource_id() else {
-            return Ok(Prepared { call: call.clone(), action, args, class, target: None });
+            return Ok(Prepared {
+                call: call.clone(),
+                action,
+                args,
+                class,
+                target: None,
+            });
         };
         let mut target = resolve::find(&self.assistant, state, name)?;
         if let Err(routing) = state.check_routing(&parsed, &target) {
-            let suggested = routing.details.get("suggested_target").and_then(Value::as_str).map(str::to_owned);
+            let suggested = routing
+                .details
+                .get("suggested_target")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             let Some(suggested) = suggested.filter(|_| routing.auto_recoverable) else {
                 return Err(block(state, routing));
             };
@@ -205,7 +232,13 @@ impl ToolRunner {
             target = resolve::find(&self.assistant, state, &suggested)?;
             metrics.auto_recovery("success");
         }
-        Ok(Prepared { call: call.clone(), action, args, class, target: Some(target) })
+        Ok(Prepared {
+            call: call.clone(),
+            action,
+            args,
+            class,
+            target: Some(target),
+        })
     }
 
     /// Runs a prepared call; a blocked read with a suggested rewrite is retried once.
@@ -213,7 +246,11 @@ impl ToolRunner {
         let first = self.execute(prepared).await;
         let rewrite = first.0.error_details().and_then(|d| {
             (d.get("auto_recoverable") == Some(&Value::Bool(true)))
-                .then(|| d.get("suggested_rewrite").and_then(Value::as_str).map(str::to_owned))
+                .then(|| {
+                    d.get("suggested_rewrite")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
                 .flatten()
         });
         let Some(rewrite) = rewrite else {
@@ -227,7 +264,10 @@ impl ToolRunner {
         let (mut envelope, effects) = self.execute(&retry).await;
         if envelope.ok {
             metrics.auto_recovery("success");
-            envelope.set_meta("auto_recovered", json!({ "rewrite": rewrite, "original_error": first.0.code().map(|c| c.as_str()) }));
+            envelope.set_meta(
+                "auto_recovered",
+                json!({ "rewrite": rewrite, "original_error": first.0.code().map(|c| c.as_str()) }),
+            );
         }
         (envelope, effects)
     }
@@ -241,4 +281,3 @@ impl ToolRunner {
         }
     }
 }
-

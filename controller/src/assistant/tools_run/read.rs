@@ -38,11 +38,22 @@ fn parent(runner: &ToolRunner, resource: &Resource) -> Result<Resource, Envelope
         .as_ref()
         .and_then(|p| runner.assistant.exec().agents().inventory().get(p))
         .map(|view| view.resource)
-        .ok_or_else(|| Envelope::failed(ErrorCode::NotFound, format!("{} has no known parent to run this on", resource.id), false, json!({})))
+        .ok_or_else(|| {
+            Envelope::failed(
+                ErrorCode::NotFound,
+                format!("{} has no known parent to run this on", resource.id),
+                false,
+                json!({}),
+            )
+        })
 }
 
 fn container_name(resource: &Resource) -> String {
-    if resource.name.is_empty() { resource.id.to_string() } else { resource.name.clone() }
+    if resource.name.is_empty() {
+        resource.id.to_string()
+    } else {
+        resource.name.clone()
+    }
 }
 
 /// `namespace/name` of a pod id `pod:<cluster>:<ns>:<name>`.
@@ -63,26 +74,63 @@ fn namespace_of(resource: &Resource) -> Option<String> {
 /// The command of a read call and where it runs.
 pub(super) fn plan(runner: &ToolRunner, prepared: &Prepared) -> Result<Planned, Envelope> {
     let args = &prepared.args;
-    let target = prepared.target.clone().ok_or_else(|| Envelope::blocked(ErrorCode::InvalidInput, "this action needs resource_id", json!({})))?;
-    let here = |command: String| Ok(Planned { command, resource: target.clone() });
+    let target = prepared.target.clone().ok_or_else(|| {
+        Envelope::blocked(
+            ErrorCode::InvalidInput,
+            "this action needs resource_id",
+            json!({}),
+        )
+    })?;
+    let here = |command: String| {
+        Ok(Planned {
+            command,
+            resource: target.clone(),
+        })
+    };
     let docker_host = |command: String| -> Result<Planned, Envelope> {
         if target.kind == ResourceKind::DockerContainer {
-            Ok(Planned { command, resource: parent(runner, &target)? })
+            Ok(Planned {
+                command,
+                resource: parent(runner, &target)?,
+            })
         } else {
-            Ok(Planned { command, resource: target.clone() })
+            Ok(Planned {
+                command,
+                resource: target.clone(),
+            })
         }
     };
     match (prepared.call.name.as_str(), prepared.action.as_str()) {
         ("read", "exec") => here(text(args, "command").unwrap_or_default().to_owned()),
-        ("read", "file") => here(commands::read_file(text(args, "path").unwrap_or_default(), number(args, "max_bytes"))),
-        ("read", "find") => here(commands::find(text(args, "path").unwrap_or_default(), text(args, "name").unwrap_or_default())),
-        ("read", "tail") => here(commands::tail(text(args, "path").unwrap_or_default(), number(args, "lines"))),
-        ("read", "logs") => here(commands::journal(number(args, "lines"), text(args, "since"), text(args, "unit"))),
-        ("file_edit", "read") => here(commands::read_file(text(args, "path").unwrap_or_default(), Some(commands::EDIT_FILE_BYTES))),
+        ("read", "file") => here(commands::read_file(
+            text(args, "path").unwrap_or_default(),
+            number(args, "max_bytes"),
+        )),
+        ("read", "find") => here(commands::find(
+            text(args, "path").unwrap_or_default(),
+            text(args, "name").unwrap_or_default(),
+        )),
+        ("read", "tail") => here(commands::tail(
+            text(args, "path").unwrap_or_default(),
+            number(args, "lines"),
+        )),
+        ("read", "logs") => here(commands::journal(
+            number(args, "lines"),
+            text(args, "since"),
+            text(args, "unit"),
+        )),
+        ("file_edit", "read") => here(commands::read_file(
+            text(args, "path").unwrap_or_default(),
+            Some(commands::EDIT_FILE_BYTES),
+        )),
         ("metrics", _) => here(commands::metrics()),
         ("docker", "list") => here(commands::docker_list()),
         ("docker", "inspect") => docker_host(commands::docker_inspect(&container_name(&target))),
-        ("docker", "logs") => docker_host(commands::docker_logs(&container_name(&target), number(args, "lines"), text(args, "since"))),
+        ("docker", "logs") => docker_host(commands::docker_logs(
+            &container_name(&target),
+            number(args, "lines"),
+            text(args, "since"),
+        )),
         ("kubernetes", action) => {
             let runs_on = |r: &Resource| -> Result<Resource, Envelope> {
                 let mut current = r.clone();
@@ -95,21 +143,47 @@ pub(super) fn plan(runner: &ToolRunner, prepared: &Prepared) -> Result<Planned, 
                 Ok(current)
             };
             let command = match action {
-                "pods" | "deployments" => commands::kubectl_get(action, namespace_of(&target).as_deref()),
+                "pods" | "deployments" => {
+                    commands::kubectl_get(action, namespace_of(&target).as_deref())
+                }
                 "events" => commands::kubectl_events(namespace_of(&target).as_deref()),
                 "describe" | "logs" => {
-                    let (ns, pod) = pod_parts(&target).ok_or_else(|| Envelope::blocked(ErrorCode::InvalidInput, format!("{} is not a pod", target.id), json!({})))?;
+                    let (ns, pod) = pod_parts(&target).ok_or_else(|| {
+                        Envelope::blocked(
+                            ErrorCode::InvalidInput,
+                            format!("{} is not a pod", target.id),
+                            json!({}),
+                        )
+                    })?;
                     if action == "describe" {
                         commands::kubectl_describe(&ns, &pod)
                     } else {
-                        commands::kubectl_logs(&ns, &pod, number(args, "lines"), text(args, "since"))
+                        commands::kubectl_logs(
+                            &ns,
+                            &pod,
+                            number(args, "lines"),
+                            text(args, "since"),
+                        )
                     }
                 }
-                _ => return Err(Envelope::blocked(ErrorCode::InvalidInput, format!("unknown kubernetes action {action:?}"), json!({}))),
+                _ => {
+                    return Err(Envelope::blocked(
+                        ErrorCode::InvalidInput,
+                        format!("unknown kubernetes action {action:?}"),
+                        json!({}),
+                    ));
+                }
             };
-            Ok(Planned { command, resource: runs_on(&target)? })
+            Ok(Planned {
+                command,
+                resource: runs_on(&target)?,
+            })
         }
-        (tool, action) => Err(Envelope::blocked(ErrorCode::InvalidInput, format!("{tool} {action} is not a read"), json!({}))),
+        (tool, action) => Err(Envelope::blocked(
+            ErrorCode::InvalidInput,
+            format!("{tool} {action} is not a read"),
+            json!({}),
+        )),
     }
 }
 
@@ -137,7 +211,12 @@ pub(super) fn tail_for_model(text: &str, n: usize) -> (String, bool) {
 }
 
 /// Routes `resource` and runs `command` as a READ, streaming output events.
-pub(super) async fn run_read(runner: &ToolRunner, call_id: &str, command: &str, resource: &Resource) -> Envelope {
+pub(super) async fn run_read(
+    runner: &ToolRunner,
+    call_id: &str,
+    command: &str,
+    resource: &Resource,
+) -> Envelope {
     let exec = runner.assistant.exec();
     let route: Route = match exec.route(&resource.id) {
         Ok(route) => route,
@@ -188,7 +267,12 @@ pub(super) async fn run_read(runner: &ToolRunner, call_id: &str, command: &str, 
 }
 
 fn cancelled() -> Envelope {
-    Envelope::failed(ErrorCode::ExecutionFailed, "cancelled: the turn was stopped", false, json!({}))
+    Envelope::failed(
+        ErrorCode::ExecutionFailed,
+        "cancelled: the turn was stopped",
+        false,
+        json!({}),
+    )
 }
 
 /// Runs a read call.
@@ -200,7 +284,11 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
     let classification = classify(&planned.command);
     if let Err(refusal) = require_read(&classification) {
         return match refusal {
-            Error::UnboundedCommand { reasons, rewrite, category } => Envelope::blocked(
+            Error::UnboundedCommand {
+                reasons,
+                rewrite,
+                category,
+            } => Envelope::blocked(
                 ErrorCode::UnboundedCommand,
                 format!("`{}` would not end by itself", planned.command),
                 json!({
@@ -213,7 +301,10 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
             ),
             _ => Envelope::blocked(
                 ErrorCode::PolicyBlocked,
-                format!("`{}` is not provably read-only, so `read` will not run it", planned.command),
+                format!(
+                    "`{}` is not provably read-only, so `read` will not run it",
+                    planned.command
+                ),
                 json!({
                     "reasons": classification.reasons,
                     "risk": classification.risk.as_str(),
@@ -223,5 +314,11 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
             ),
         };
     }
-    run_read(runner, &prepared.call.id, &planned.command, &planned.resource).await
+    run_read(
+        runner,
+        &prepared.call.id,
+        &planned.command,
+        &planned.resource,
+    )
+    .await
 }

@@ -16,7 +16,11 @@ const MAX_RESULTS: usize = 50;
 
 /// The resource `name` means: one this session resolved (id, name or alias), or a
 /// canonical id or an exact name or alias in the inventory.
-pub(in crate::assistant) fn find(assistant: &Assistant, state: &mut SessionState, name: &str) -> Result<Resource, Envelope> {
+pub(in crate::assistant) fn find(
+    assistant: &Assistant,
+    state: &mut SessionState,
+    name: &str,
+) -> Result<Resource, Envelope> {
     let name = name.trim().trim_start_matches('@');
     if let Some(resource) = state.context.resolve(name, Instant::now()) {
         return Ok(resource);
@@ -31,7 +35,9 @@ pub(in crate::assistant) fn find(assistant: &Assistant, state: &mut SessionState
     let exact: Vec<Resource> = inventory
         .search(name, None, 20)
         .into_iter()
-        .filter(|r| r.name.to_lowercase() == wanted || r.aliases.iter().any(|a| a.to_lowercase() == wanted))
+        .filter(|r| {
+            r.name.to_lowercase() == wanted || r.aliases.iter().any(|a| a.to_lowercase() == wanted)
+        })
         .collect();
     match exact.as_slice() {
         [one] => Ok(one.clone()),
@@ -43,7 +49,10 @@ pub(in crate::assistant) fn find(assistant: &Assistant, state: &mut SessionState
         )),
         many => Err(Envelope::failed(
             ErrorCode::InvalidInput,
-            format!("{name:?} names {} resources; use one of their ids", many.len()),
+            format!(
+                "{name:?} names {} resources; use one of their ids",
+                many.len()
+            ),
             false,
             json!({ "candidates": many.iter().map(|r| r.id.to_string()).collect::<Vec<_>>() }),
         )),
@@ -62,7 +71,12 @@ fn summary(resource: &Resource) -> Value {
 }
 
 fn kind_of(args: &Value) -> Option<ResourceKind> {
-    args.get("kind").and_then(Value::as_str).and_then(|k| ResourceKind::ALL.iter().copied().find(|kind| kind.as_str() == k))
+    args.get("kind").and_then(Value::as_str).and_then(|k| {
+        ResourceKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.as_str() == k)
+    })
 }
 
 /// `query`: search, get, list, topology, health.
@@ -73,18 +87,28 @@ pub(super) fn query(runner: &ToolRunner, prepared: &Prepared) -> (Envelope, Effe
     let mut effects = Effects::default();
     let envelope = match prepared.action.as_str() {
         "search" | "list" => {
-            let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+            let query = args
+                .get("query")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let parent = args.get("parent").and_then(Value::as_str);
             let found: Vec<Resource> = inventory
                 .search(query, kind_of(args), MAX_RESULTS * 4)
                 .into_iter()
-                .filter(|r| parent.is_none_or(|p| r.parent.as_ref().is_some_and(|rp| rp.to_string() == p)))
+                .filter(|r| {
+                    parent.is_none_or(|p| r.parent.as_ref().is_some_and(|rp| rp.to_string() == p))
+                })
                 .take(MAX_RESULTS)
                 .collect();
             let data = json!({ "count": found.len(), "resources": found.iter().map(summary).collect::<Vec<_>>() });
             effects.registered = found;
             if data["count"] == 0 {
-                Envelope::failed(ErrorCode::NotFound, format!("nothing matches {query:?}"), false, json!({ "recovery_hint": "try a shorter name, or query list" }))
+                Envelope::failed(
+                    ErrorCode::NotFound,
+                    format!("nothing matches {query:?}"),
+                    false,
+                    json!({ "recovery_hint": "try a shorter name, or query list" }),
+                )
             } else {
                 Envelope::success(data)
             }
@@ -92,9 +116,13 @@ pub(super) fn query(runner: &ToolRunner, prepared: &Prepared) -> (Envelope, Effe
         "get" | "topology" => match &prepared.target {
             Some(resource) => {
                 let view = inventory.get(&resource.id);
-                let children = view.as_ref().map(|v| v.children.clone()).unwrap_or_default();
+                let children = view
+                    .as_ref()
+                    .map(|v| v.children.clone())
+                    .unwrap_or_default();
                 let mut data = serde_json::to_value(resource).unwrap_or_default();
-                data["children"] = json!(children.iter().map(ToString::to_string).collect::<Vec<_>>());
+                data["children"] =
+                    json!(children.iter().map(ToString::to_string).collect::<Vec<_>>());
                 if prepared.action == "topology" {
                     let mut chain = Vec::new();
                     let mut parent = resource.parent.clone();
@@ -114,7 +142,12 @@ pub(super) fn query(runner: &ToolRunner, prepared: &Prepared) -> (Envelope, Effe
                 Envelope::success(data)
             }
             None => {
-                let top: Vec<Resource> = inventory.search("", None, 500).into_iter().filter(|r| r.parent.is_none()).take(MAX_RESULTS).collect();
+                let top: Vec<Resource> = inventory
+                    .search("", None, 500)
+                    .into_iter()
+                    .filter(|r| r.parent.is_none())
+                    .take(MAX_RESULTS)
+                    .collect();
                 let data = json!({ "resources": top.iter().map(summary).collect::<Vec<_>>() });
                 effects.registered = top;
                 Envelope::success(data)
@@ -123,9 +156,15 @@ pub(super) fn query(runner: &ToolRunner, prepared: &Prepared) -> (Envelope, Effe
         "health" => {
             let sessions = agents.sessions();
             let connected = sessions.all().len();
-            Envelope::success(json!({ "agents_connected": connected, "resources": inventory.len() }))
+            Envelope::success(
+                json!({ "agents_connected": connected, "resources": inventory.len() }),
+            )
         }
-        other => Envelope::blocked(ErrorCode::InvalidInput, format!("unknown query action {other:?}"), json!({})),
+        other => Envelope::blocked(
+            ErrorCode::InvalidInput,
+            format!("unknown query action {other:?}"),
+            json!({}),
+        ),
     };
     (envelope, effects)
 }
@@ -133,7 +172,14 @@ pub(super) fn query(runner: &ToolRunner, prepared: &Prepared) -> (Envelope, Effe
 /// `knowledge`: recall or remember notes in Vigil's own store.
 pub(super) async fn knowledge(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
     let store = runner.assistant.store();
-    let text = |key: &str| prepared.args.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let text = |key: &str| {
+        prepared
+            .args
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let result = match prepared.action.as_str() {
         "remember" => store
             .remember_note("global", &text("key"), &text("text"), unix_now())
@@ -146,6 +192,11 @@ pub(super) async fn knowledge(runner: &ToolRunner, prepared: &Prepared) -> Envel
     };
     match result {
         Ok(data) => Envelope::success(data),
-        Err(error) => Envelope::failed(ErrorCode::ExecutionFailed, error.to_string(), true, json!({})),
+        Err(error) => Envelope::failed(
+            ErrorCode::ExecutionFailed,
+            error.to_string(),
+            true,
+            json!({}),
+        ),
     }
 }

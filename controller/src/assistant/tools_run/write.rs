@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use vigil_shared::policy::classify;
 use vigil_shared::resource::{Resource, ResourceKind};
 
-use super::read::{exec_error, tail_for_model, MODEL_OUTPUT_CHARS};
+use super::read::{MODEL_OUTPUT_CHARS, exec_error, tail_for_model};
 use super::{Prepared, ToolRunner};
 use crate::approvals::{ControlLevel, Pending, WriteEvent, WriteResult};
 use crate::assistant::events::ChatEvent;
@@ -29,48 +29,108 @@ fn vmid(resource: &Resource) -> Option<u32> {
 }
 
 /// The command of a write call, the resource it runs in, and a diff for file edits.
-async fn plan(runner: &ToolRunner, prepared: &Prepared) -> Result<(String, Resource, Option<String>), Envelope> {
+async fn plan(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+) -> Result<(String, Resource, Option<String>), Envelope> {
     let args = &prepared.args;
-    let target = prepared.target.clone().ok_or_else(|| Envelope::blocked(ErrorCode::InvalidInput, "this action needs resource_id", json!({})))?;
+    let target = prepared.target.clone().ok_or_else(|| {
+        Envelope::blocked(
+            ErrorCode::InvalidInput,
+            "this action needs resource_id",
+            json!({}),
+        )
+    })?;
     let parent = || {
         target
             .parent
             .as_ref()
             .and_then(|p| runner.assistant.exec().agents().inventory().get(p))
             .map(|v| v.resource)
-            .ok_or_else(|| Envelope::failed(ErrorCode::NotFound, format!("{} has no known parent to run this on", target.id), false, json!({})))
+            .ok_or_else(|| {
+                Envelope::failed(
+                    ErrorCode::NotFound,
+                    format!("{} has no known parent to run this on", target.id),
+                    false,
+                    json!({}),
+                )
+            })
     };
     match (prepared.call.name.as_str(), prepared.action.as_str()) {
         ("control", "command") => Ok((text(args, "command").to_owned(), target, None)),
-        ("control", "service") => Ok((commands::service(text(args, "service"), text(args, "operation")), target, None)),
+        ("control", "service") => Ok((
+            commands::service(text(args, "service"), text(args, "operation")),
+            target,
+            None,
+        )),
         ("control", "guest") => {
             let lxc = match target.kind {
                 ResourceKind::Lxc => true,
                 ResourceKind::Vm => false,
-                _ => return Err(Envelope::blocked(ErrorCode::InvalidInput, format!("{} is not an LXC or VM", target.id), json!({}))),
+                _ => {
+                    return Err(Envelope::blocked(
+                        ErrorCode::InvalidInput,
+                        format!("{} is not an LXC or VM", target.id),
+                        json!({}),
+                    ));
+                }
             };
-            let id = vmid(&target).ok_or_else(|| Envelope::blocked(ErrorCode::InvalidInput, "no vmid", json!({})))?;
-            Ok((commands::guest(lxc, id, text(args, "operation")), parent()?, None))
+            let id = vmid(&target)
+                .ok_or_else(|| Envelope::blocked(ErrorCode::InvalidInput, "no vmid", json!({})))?;
+            Ok((
+                commands::guest(lxc, id, text(args, "operation")),
+                parent()?,
+                None,
+            ))
         }
         ("docker", "control") => {
-            let name = if target.name.is_empty() { target.id.to_string() } else { target.name.clone() };
-            let host = if target.kind == ResourceKind::DockerContainer { parent()? } else { target.clone() };
-            Ok((commands::docker_control(&name, text(args, "operation")), host, None))
+            let name = if target.name.is_empty() {
+                target.id.to_string()
+            } else {
+                target.name.clone()
+            };
+            let host = if target.kind == ResourceKind::DockerContainer {
+                parent()?
+            } else {
+                target.clone()
+            };
+            Ok((
+                commands::docker_control(&name, text(args, "operation")),
+                host,
+                None,
+            ))
         }
         ("file_edit", action @ ("write" | "append")) => {
             let path = text(args, "path");
             let content = text(args, "content");
             let current = read_current(runner, prepared, path, &target).await;
-            let new = if action == "append" { format!("{current}{content}") } else { content.to_owned() };
+            let new = if action == "append" {
+                format!("{current}{content}")
+            } else {
+                content.to_owned()
+            };
             let diff = commands::unified_diff(path, &current, &new);
-            Ok((commands::write_file(path, content, action == "append"), target, Some(diff)))
+            Ok((
+                commands::write_file(path, content, action == "append"),
+                target,
+                Some(diff),
+            ))
         }
-        (tool, action) => Err(Envelope::blocked(ErrorCode::InvalidInput, format!("{tool} {action} is not a write"), json!({}))),
+        (tool, action) => Err(Envelope::blocked(
+            ErrorCode::InvalidInput,
+            format!("{tool} {action} is not a write"),
+            json!({}),
+        )),
     }
 }
 
 /// The file's current content for the diff (empty when it cannot be read).
-async fn read_current(runner: &ToolRunner, prepared: &Prepared, path: &str, target: &Resource) -> String {
+async fn read_current(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+    path: &str,
+    target: &Resource,
+) -> String {
     let command = commands::read_file(path, Some(commands::EDIT_FILE_BYTES));
     let Ok(route) = runner.assistant.exec().route(&target.id) else {
         return String::new();
@@ -130,13 +190,22 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
     };
     let approvals = runner.assistant.approvals();
     let pending = if runner.level == ControlLevel::Autonomous {
-        approvals.autonomous(new, &format!("{} (autonomous)", runner.actor)).await
+        approvals
+            .autonomous(new, &format!("{} (autonomous)", runner.actor))
+            .await
     } else {
         approvals.request(new).await
     };
     let pending = match pending {
         Ok(pending) => pending,
-        Err(error) => return Envelope::failed(ErrorCode::ExecutionFailed, format!("cannot raise the approval: {error}"), true, json!({})),
+        Err(error) => {
+            return Envelope::failed(
+                ErrorCode::ExecutionFailed,
+                format!("cannot raise the approval: {error}"),
+                true,
+                json!({}),
+            );
+        }
     };
     if runner.level == ControlLevel::Controlled {
         let row = &pending.row;
@@ -171,29 +240,68 @@ async fn wait(runner: &ToolRunner, prepared: &Prepared, mut pending: Pending) ->
         };
         match event {
             None if approved => {
-                return Envelope::failed(ErrorCode::Timeout, format!("approval {id} was approved but its outcome did not arrive in time"), false, json!({ "approval_id": id }));
+                return Envelope::failed(
+                    ErrorCode::Timeout,
+                    format!("approval {id} was approved but its outcome did not arrive in time"),
+                    false,
+                    json!({ "approval_id": id }),
+                );
             }
             None => {
                 if controlled {
-                    runner.emit(ChatEvent::ApprovalResolved { approval_id: id.clone(), decision: "expired".into(), reason: None });
+                    runner.emit(ChatEvent::ApprovalResolved {
+                        approval_id: id.clone(),
+                        decision: "expired".into(),
+                        reason: None,
+                    });
                 }
-                runner.assistant.exec().metrics().approval("approval_expired");
-                return Envelope::failed(ErrorCode::ApprovalRequired, format!("approval {id} expired: nobody decided in time; nothing ran"), false, json!({ "approval_id": id }));
+                runner
+                    .assistant
+                    .exec()
+                    .metrics()
+                    .approval("approval_expired");
+                return Envelope::failed(
+                    ErrorCode::ApprovalRequired,
+                    format!("approval {id} expired: nobody decided in time; nothing ran"),
+                    false,
+                    json!({ "approval_id": id }),
+                );
             }
-            Some(WriteEvent::Resolved { decision: "approved", reason }) => {
+            Some(WriteEvent::Resolved {
+                decision: "approved",
+                reason,
+            }) => {
                 approved = true;
-                deadline = Instant::now() + Duration::from_secs(u64::from(MAX_TIMEOUT_S)) + DEADLINE_GRACE;
+                deadline =
+                    Instant::now() + Duration::from_secs(u64::from(MAX_TIMEOUT_S)) + DEADLINE_GRACE;
                 if controlled {
-                    runner.emit(ChatEvent::ApprovalResolved { approval_id: id.clone(), decision: "approved".into(), reason });
+                    runner.emit(ChatEvent::ApprovalResolved {
+                        approval_id: id.clone(),
+                        decision: "approved".into(),
+                        reason,
+                    });
                 }
             }
             Some(WriteEvent::Resolved { decision, reason }) => {
                 let reason_text = reason.clone().unwrap_or_else(|| "no reason given".into());
                 if decision == "denied" {
-                    runner.emit(ChatEvent::ApprovalResolved { approval_id: id.clone(), decision: "denied".into(), reason });
-                    return Envelope::blocked(ErrorCode::ActionNotAllowed, format!("Command denied: {reason_text}"), json!({ "approval_id": id, "auto_recoverable": false }));
+                    runner.emit(ChatEvent::ApprovalResolved {
+                        approval_id: id.clone(),
+                        decision: "denied".into(),
+                        reason,
+                    });
+                    return Envelope::blocked(
+                        ErrorCode::ActionNotAllowed,
+                        format!("Command denied: {reason_text}"),
+                        json!({ "approval_id": id, "auto_recoverable": false }),
+                    );
                 }
-                return Envelope::failed(ErrorCode::ExecutionFailed, format!("approval {id} was {decision}: {reason_text}"), false, json!({ "approval_id": id }));
+                return Envelope::failed(
+                    ErrorCode::ExecutionFailed,
+                    format!("approval {id} was {decision}: {reason_text}"),
+                    false,
+                    json!({ "approval_id": id }),
+                );
             }
             Some(WriteEvent::Output(stream, text)) => runner.emit(ChatEvent::ToolOutput {
                 tool_call_id: prepared.call.id.clone(),
@@ -229,6 +337,11 @@ fn finished(id: &str, result: WriteResult) -> Envelope {
     if result.ok {
         Envelope::success(data)
     } else {
-        Envelope::failed(ErrorCode::ExecutionFailed, format!("the command ran and failed: {}", result.summary), false, data)
+        Envelope::failed(
+            ErrorCode::ExecutionFailed,
+            format!("the command ran and failed: {}", result.summary),
+            false,
+            data,
+        )
     }
 }
