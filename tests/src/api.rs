@@ -187,6 +187,17 @@ impl Api {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
+    /// `GET path` as text: `(status, body)`.
+    pub async fn get_text(&self, path: &str) -> (u16, String) {
+        let r = self
+            .req(reqwest::Method::GET, path)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let status = r.status().as_u16();
+        (status, r.text().await.unwrap_or_default())
+    }
+
     /// `GET /api/resources?q=…` (must succeed).
     pub async fn resources(&self, query: &str) -> Vec<Value> {
         let path = format!("/api/resources?q={}", urlencode(query));

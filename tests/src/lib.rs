@@ -10,6 +10,7 @@
 
 mod agent;
 mod api;
+pub mod chat;
 mod controller;
 pub mod docker;
 pub mod model_server;

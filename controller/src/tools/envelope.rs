@@ -67,7 +67,7 @@ pub struct Envelope {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ToolError>,
+    pub error: Option<Box<ToolError>>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub meta: Map<String, Value>,
 }
@@ -95,14 +95,14 @@ impl Envelope {
         Envelope {
             ok: false,
             data: None,
-            error: Some(ToolError {
+            error: Some(Box::new(ToolError {
                 code,
                 message: message.into(),
                 blocked: true,
                 failed: false,
                 retryable: false,
                 details: details(extra),
-            }),
+            })),
             meta: Map::new(),
         }
     }
@@ -117,14 +117,14 @@ impl Envelope {
         Envelope {
             ok: false,
             data: None,
-            error: Some(ToolError {
+            error: Some(Box::new(ToolError {
                 code,
                 message: message.into(),
                 blocked: false,
                 failed: true,
                 retryable,
                 details: details(extra),
-            }),
+            })),
             meta: Map::new(),
         }
     }

@@ -1,4 +1,5 @@
-//! The session FSM. RESOLVING until something is resolved; READING while investigating;
+//! The session FSM. RESOLVING until something is resolved (a write there is left to strict
+//! resolution, which names the missing resource); READING while investigating;
 //! VERIFYING after a successful write, until the first successful read (then back to
 //! READING, so write → read → write works: reference failure modes 2 and 4). Tools are
 //! judged by their class (tool and action), never by command text (failure mode 1).
@@ -55,12 +56,6 @@ impl SessionFsm {
                     self.last_write.as_deref().unwrap_or("a change")
                 ),
                 "run a read (read, docker logs, metrics, …) that shows whether the last change worked",
-            )),
-            (FsmState::Resolving, ToolClass::Write) => Err(GateBlock::new(
-                "fsm_tool",
-                ErrorCode::FsmBlocked,
-                "nothing is resolved in this session yet: find the resource before changing it",
-                "use query search or query get first",
             )),
             _ => Ok(()),
         }
@@ -157,9 +152,8 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_needs_no_verification_and_writes_need_resolution() {
+    fn a_failed_write_needs_no_verification() {
         let mut fsm = SessionFsm::default();
-        assert!(fsm.check_tool(Write).is_err(), "nothing resolved");
         fsm.check_tool(Read).unwrap();
         fsm.on_resolved();
         fsm.check_tool(Write).unwrap();

@@ -1,0 +1,107 @@
+//! Chat turns over the real HTTP API: [`Api::chat`] posts a message and collects the
+//! turn's server-sent events in the background, so a test can wait for one (an approval),
+//! act, and then read the rest up to `done`.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::api::{Api, SseEvent};
+
+/// The events of one chat turn, as they arrive.
+#[derive(Debug)]
+pub struct ChatStream {
+    events: Arc<Mutex<Vec<SseEvent>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Api {
+    /// `POST /api/ai/chat` with `body`: the event stream, or the refusal `(status, body)`.
+    pub async fn chat(&self, body: &Value) -> Result<ChatStream, (u16, Value)> {
+        let response = reqwest::Client::new()
+            .post(format!("{}/api/ai/chat", self.base()))
+            .bearer_auth(self.token())
+            .json(body)
+            .send()
+            .await
+            .expect("POST /api/ai/chat");
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err((status, response.json().await.unwrap_or(Value::Null)));
+        }
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = events.clone();
+        let task = tokio::spawn(async move {
+            let mut stream = response.bytes_stream().eventsource();
+            while let Some(Ok(event)) = stream.next().await {
+                let done = event.event == "done";
+                sink.lock().unwrap().push(SseEvent {
+                    event: event.event,
+                    data: event.data,
+                    at: Instant::now(),
+                });
+                if done {
+                    break;
+                }
+            }
+        });
+        Ok(ChatStream { events, task })
+    }
+}
+
+impl ChatStream {
+    /// The events so far.
+    pub fn events(&self) -> Vec<SseEvent> {
+        self.events.lock().unwrap().clone()
+    }
+
+    /// Waits (at most `limit`, a hang guard) for the first event named `name`; its data.
+    pub async fn wait_for(&self, name: &str, limit: Duration) -> Value {
+        let start = Instant::now();
+        loop {
+            if let Some(event) = self.events().into_iter().find(|e| e.event == name) {
+                return serde_json::from_str(&event.data).expect("event data is JSON");
+            }
+            assert!(
+                start.elapsed() < limit,
+                "no {name:?} event within {limit:?}; events: {:#?}",
+                self.events()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits for `done` (at most `limit`) and returns every event as `(name, data)`.
+    pub async fn finish(self, limit: Duration) -> Vec<(String, Value)> {
+        let ended = tokio::time::timeout(limit, self.task).await;
+        let events = self.events.lock().unwrap().clone();
+        assert!(ended.is_ok(), "the turn did not end within {limit:?}; events: {events:#?}");
+        let events: Vec<(String, Value)> = events
+            .into_iter()
+            .map(|e| (e.event, serde_json::from_str(&e.data).unwrap_or(Value::Null)))
+            .collect();
+        assert_eq!(events.last().map(|e| e.0.as_str()), Some("done"), "{events:#?}");
+        events
+    }
+}
+
+/// The data of every event named `name`.
+pub fn named<'a>(events: &'a [(String, Value)], name: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e.0 == name).map(|e| &e.1).collect()
+}
+
+/// The visible answer: `content` deltas, restarted at each `content_replaced`.
+pub fn answer(events: &[(String, Value)]) -> String {
+    let mut text = String::new();
+    for (name, data) in events {
+        match name.as_str() {
+            "content" => text.push_str(data["text"].as_str().unwrap_or_default()),
+            "content_replaced" => text = data["text"].as_str().unwrap_or_default().to_owned(),
+            _ => {}
+        }
+    }
+    text
+}
