@@ -57,7 +57,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the controller: the agent gateway and the HTTP API.
-    Serve(crate::config::ServeArgs),
+    Serve(Box<crate::config::ServeArgs>),
     /// Create, list and revoke join tokens for enrolling agents.
     #[command(subcommand)]
     Token(token::TokenCommand),

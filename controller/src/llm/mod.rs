@@ -166,6 +166,19 @@ pub enum LlmError {
     },
 }
 
+impl LlmError {
+    /// What the chat answers when no model is configured: how to configure one.
+    pub fn not_configured() -> LlmError {
+        LlmError::NotConfigured(
+            "set VIGIL_LLM_PROVIDER (openai, for any OpenAI-compatible server, or anthropic) \
+             and VIGIL_LLM_MODEL, and VIGIL_LLM_BASE_URL / VIGIL_LLM_API_KEY as needed \
+             (or --llm-provider, --llm-model, --llm-base-url, --llm-api-key, or the [llm] \
+             table of the --config file), then restart the controller"
+                .into(),
+        )
+    }
+}
+
 /// Builds the provider `config` names, with its HTTP client.
 pub fn build(config: &LlmConfig) -> Result<Arc<dyn ModelProvider>, LlmError> {
     config.check()?;

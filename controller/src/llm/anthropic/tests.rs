@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::llm::{Provider, ToolSpec};
+use serde_json::json;
+
+use crate::llm::{DEFAULT_MAX_TOKENS, Message, Provider, ToolSpec};
 
 fn decode(payloads: &[&str]) -> Result<Vec<StreamEvent>, LlmError> {
     AnthropicDecoder::default().feed_all(payloads.iter().copied())
