@@ -78,19 +78,35 @@ impl ChatStream {
     pub async fn finish(self, limit: Duration) -> Vec<(String, Value)> {
         let ended = tokio::time::timeout(limit, self.task).await;
         let events = self.events.lock().unwrap().clone();
-        assert!(ended.is_ok(), "the turn did not end within {limit:?}; events: {events:#?}");
+        assert!(
+            ended.is_ok(),
+            "the turn did not end within {limit:?}; events: {events:#?}"
+        );
         let events: Vec<(String, Value)> = events
             .into_iter()
-            .map(|e| (e.event, serde_json::from_str(&e.data).unwrap_or(Value::Null)))
+            .map(|e| {
+                (
+                    e.event,
+                    serde_json::from_str(&e.data).unwrap_or(Value::Null),
+                )
+            })
             .collect();
-        assert_eq!(events.last().map(|e| e.0.as_str()), Some("done"), "{events:#?}");
+        assert_eq!(
+            events.last().map(|e| e.0.as_str()),
+            Some("done"),
+            "{events:#?}"
+        );
         events
     }
 }
 
 /// The data of every event named `name`.
 pub fn named<'a>(events: &'a [(String, Value)], name: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e.0 == name).map(|e| &e.1).collect()
+    events
+        .iter()
+        .filter(|e| e.0 == name)
+        .map(|e| &e.1)
+        .collect()
 }
 
 /// The visible answer: `content` deltas, restarted at each `content_replaced`.

@@ -52,8 +52,6 @@ pub struct Cli {
 }
 
 /// The subcommands, each in its own module.
-// `serve` has many flags; the enum is parsed once per process, so its size does not matter.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the controller: the agent gateway and the HTTP API.

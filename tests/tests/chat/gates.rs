@@ -13,9 +13,22 @@ use super::{Env, call, ends, last_result, tool_results};
 async fn logs_investigation_stays_reading(protocol: Protocol) {
     let env = Env::start(ScriptedModel::start(protocol).await, protocol, &[]).await;
     let host = env.host.clone();
-    env.model.push(Reply::ToolCalls(vec![call("query", json!({"action": "get", "resource_id": host}))]));
-    for command in ["uptime", "cat /proc/loadavg", "ls /tmp", "tail -n 5 /etc/hostname", "ps aux", "free -m"] {
-        env.model.push(Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": command}))]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": host}),
+    )]));
+    for command in [
+        "uptime",
+        "cat /proc/loadavg",
+        "ls /tmp",
+        "tail -n 5 /etc/hostname",
+        "ps aux",
+        "free -m",
+    ] {
+        env.model.push(Reply::ToolCalls(vec![call(
+            "read",
+            json!({"action": "exec", "resource_id": host, "command": command}),
+        )]));
     }
     env.model.push(Reply::Text("The host is fine.".into()));
     let events = env.turn("why is jellyfin slow?", None).await;
@@ -24,12 +37,18 @@ async fn logs_investigation_stays_reading(protocol: Protocol) {
     assert!(ends.iter().all(|(_, ok, _)| *ok), "{ends:?}");
     assert_eq!(answer(&events), "The host is fine.");
     let done = named(&events, "done")[0];
-    assert_eq!((done["tool_calls"].as_u64(), done["turns"].as_u64()), (Some(7), Some(8)));
+    assert_eq!(
+        (done["tool_calls"].as_u64(), done["turns"].as_u64()),
+        (Some(7), Some(8))
+    );
     assert!(done["input_tokens"].as_u64().unwrap() > 0);
     // The model saw each command's output, fenced in the envelope.
     let last = last_result(&env.model);
     assert_eq!(last["ok"], true);
-    assert!(last["data"]["stdout"].as_str().unwrap().contains("Mem"), "{last}");
+    assert!(
+        last["data"]["stdout"].as_str().unwrap().contains("Mem"),
+        "{last}"
+    );
     assert!(named(&events, "tool_output").len() >= 6);
 }
 
@@ -44,23 +63,44 @@ async fn the_logs_investigation_over_anthropic() {
 }
 
 async fn write_read_cycles(protocol: Protocol) {
-    let env = Env::start(ScriptedModel::start(protocol).await, protocol, &["--control-level", "autonomous"]).await;
+    let env = Env::start(
+        ScriptedModel::start(protocol).await,
+        protocol,
+        &["--control-level", "autonomous"],
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cycles");
     let f = file.display().to_string();
     let host = env.host.clone();
-    let write = |text: &str| Reply::ToolCalls(vec![call("control", json!({"action": "command", "resource_id": host, "command": format!("echo {text} >> {f}")}))]);
-    let read = Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": format!("cat {f}")}))]);
-    env.model.push(Reply::ToolCalls(vec![call("query", json!({"action": "search", "query": host}))]));
+    let write = |text: &str| {
+        Reply::ToolCalls(vec![call(
+            "control",
+            json!({"action": "command", "resource_id": host, "command": format!("echo {text} >> {f}")}),
+        )])
+    };
+    let read = Reply::ToolCalls(vec![call(
+        "read",
+        json!({"action": "exec", "resource_id": host, "command": format!("cat {f}")}),
+    )]);
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "search", "query": host}),
+    )]));
     env.model.push(write("one"));
     env.model.push(write("two")); // before a read: FSM_BLOCKED
     env.model.push(read.clone());
     env.model.push(write("three"));
     env.model.push(read);
-    env.model.push(Reply::Text("Both changes are in place.".into()));
+    env.model
+        .push(Reply::Text("Both changes are in place.".into()));
     let events = env.turn("append to the file", Some("autonomous")).await;
     let codes: Vec<Option<String>> = ends(&events).into_iter().map(|e| e.2).collect();
-    assert_eq!(codes, [None, None, Some("FSM_BLOCKED".into()), None, None, None], "{events:#?}");
+    assert_eq!(
+        codes,
+        [None, None, Some("FSM_BLOCKED".into()), None, None, None],
+        "{events:#?}"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\nthree\n");
     assert_eq!(answer(&events), "Both changes are in place.");
 }
@@ -81,11 +121,21 @@ async fn an_answer_right_after_a_write_is_refused_until_a_read_verifies_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("verified").display().to_string();
     let host = env.host.clone();
-    env.model.push(Reply::ToolCalls(vec![call("query", json!({"action": "get", "resource_id": host}))]));
-    env.model.push(Reply::ToolCalls(vec![call("control", json!({"action": "command", "resource_id": host, "command": format!("touch {file}")}))]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": host}),
+    )]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": host, "command": format!("touch {file}")}),
+    )]));
     env.model.push(Reply::Text("Done, the file exists.".into()));
-    env.model.push(Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": format!("ls -l {file}")}))]));
-    env.model.push(Reply::Text("Verified: the file exists.".into()));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "read",
+        json!({"action": "exec", "resource_id": host, "command": format!("ls -l {file}")}),
+    )]));
+    env.model
+        .push(Reply::Text("Verified: the file exists.".into()));
     let events = env.turn("create the file", Some("autonomous")).await;
     let replaced = named(&events, "content_replaced");
     assert_eq!(replaced.len(), 1, "{events:#?}");
@@ -93,7 +143,10 @@ async fn an_answer_right_after_a_write_is_refused_until_a_read_verifies_it() {
     assert_eq!(answer(&events), "Verified: the file exists.");
     let requests = env.model.requests();
     let demand = requests[3].to_string();
-    assert!(demand.contains("Before answering, verify the last change"), "{demand}");
+    assert!(
+        demand.contains("Before answering, verify the last change"),
+        "{demand}"
+    );
     assert!(demand.contains(&format!("touch {file}")));
 }
 
@@ -103,18 +156,36 @@ async fn a_write_to_an_undiscovered_resource_is_strict_resolution_until_discover
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("strict").display().to_string();
     let host = env.host.clone();
-    let write = Reply::ToolCalls(vec![call("control", json!({"action": "command", "resource_id": host, "command": format!("touch {file}")}))]);
+    let write = Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": host, "command": format!("touch {file}")}),
+    )]);
     env.model.push(write.clone());
-    env.model.push(Reply::ToolCalls(vec![call("query", json!({"action": "search", "query": host}))]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "search", "query": host}),
+    )]));
     env.model.push(write);
-    env.model.push(Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": format!("ls {file}")}))]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "read",
+        json!({"action": "exec", "resource_id": host, "command": format!("ls {file}")}),
+    )]));
     env.model.push(Reply::Text("Created.".into()));
     let events = env.turn("create the file", Some("autonomous")).await;
     let codes: Vec<Option<String>> = ends(&events).into_iter().map(|e| e.2).collect();
-    assert_eq!(codes, [Some("STRICT_RESOLUTION".into()), None, None, None], "{events:#?}");
+    assert_eq!(
+        codes,
+        [Some("STRICT_RESOLUTION".into()), None, None, None],
+        "{events:#?}"
+    );
     let first = &tool_results(&env.model.requests()[1])[0];
     assert_eq!(first["error"]["blocked"], true);
-    assert!(first["error"]["details"]["recovery_hint"].as_str().unwrap().contains("query"));
+    assert!(
+        first["error"]["details"]["recovery_hint"]
+            .as_str()
+            .unwrap()
+            .contains("query")
+    );
     assert!(std::path::Path::new(&file).exists());
 }
 
@@ -122,15 +193,24 @@ async fn a_write_to_an_undiscovered_resource_is_strict_resolution_until_discover
 async fn an_unbounded_read_is_rewritten_once_and_succeeds() {
     let env = Env::openai(&[]).await;
     let host = env.host.clone();
-    env.model.push(Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": "tail -f /etc/hostname"}))]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "read",
+        json!({"action": "exec", "resource_id": host, "command": "tail -f /etc/hostname"}),
+    )]));
     env.model.push(Reply::Text("ok".into()));
     let events = env.turn("follow the hostname file", None).await;
     assert_eq!(ends(&events), [("read".into(), true, None)], "{events:#?}");
     let result = last_result(&env.model);
-    assert_eq!(result["meta"]["auto_recovered"]["rewrite"], "tail -n 200 /etc/hostname", "{result}");
+    assert_eq!(
+        result["meta"]["auto_recovered"]["rewrite"], "tail -n 200 /etc/hostname",
+        "{result}"
+    );
     assert_eq!(result["data"]["command"], "tail -n 200 /etc/hostname");
     let (_, metrics) = env.ctrl.api.get_text("/metrics").await;
-    assert!(metrics.contains("vigil_assistant_auto_recovery_total{outcome=\"success\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("vigil_assistant_auto_recovery_total{outcome=\"success\"} 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -147,9 +227,15 @@ async fn four_parallel_reads_take_about_as_long_as_one() {
     let elapsed = started.elapsed();
     assert!(ends(&events).iter().all(|e| e.1), "{events:#?}");
     // Serially this takes 8 s; in parallel a little over 2 s.
-    assert!(elapsed.as_secs_f64() < 6.0, "four 2-second reads took {elapsed:?}");
+    assert!(
+        elapsed.as_secs_f64() < 6.0,
+        "four 2-second reads took {elapsed:?}"
+    );
     // Results come back in the model's order.
     let results = tool_results(env.model.requests().last().unwrap());
-    let outputs: Vec<&str> = results.iter().map(|r| r["data"]["stdout"].as_str().unwrap().trim()).collect();
+    let outputs: Vec<&str> = results
+        .iter()
+        .map(|r| r["data"]["stdout"].as_str().unwrap().trim())
+        .collect();
     assert_eq!(outputs, ["read-0", "read-1", "read-2", "read-3"]);
 }

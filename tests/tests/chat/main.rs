@@ -51,15 +51,32 @@ impl Env {
         .await;
         let agent = Agent::join(&ctrl, AgentOptions::default()).await;
         let id = agent.state.id.clone();
-        assert!(wait_until(CONNECT, || ctrl.api.connected(&id)).await, "agent never connected\n{}", agent.log());
+        assert!(
+            wait_until(CONNECT, || ctrl.api.connected(&id)).await,
+            "agent never connected\n{}",
+            agent.log()
+        );
         let host = format!("host:{id}");
-        let reported = wait_until(CONNECT, || async { ctrl.api.resource(&host).await.is_some() }).await;
+        let reported = wait_until(CONNECT, || async {
+            ctrl.api.resource(&host).await.is_some()
+        })
+        .await;
         assert!(reported, "the agent never reported its host");
-        Env { ctrl, agent, model, host }
+        Env {
+            ctrl,
+            agent,
+            model,
+            host,
+        }
     }
 
     async fn openai(extra: &[&str]) -> Env {
-        Env::start(ScriptedModel::start(Protocol::OpenAi).await, Protocol::OpenAi, extra).await
+        Env::start(
+            ScriptedModel::start(Protocol::OpenAi).await,
+            Protocol::OpenAi,
+            extra,
+        )
+        .await
     }
 
     /// Starts a turn with `message` in `session` (a new one when `None`).
@@ -71,7 +88,11 @@ impl Env {
         if let Some(level) = level {
             body["control_level"] = json!(level);
         }
-        self.ctrl.api.chat(&body).await.unwrap_or_else(|(status, body)| panic!("chat refused: {status} {body}"))
+        self.ctrl
+            .api
+            .chat(&body)
+            .await
+            .unwrap_or_else(|(status, body)| panic!("chat refused: {status} {body}"))
     }
 
     /// Runs a whole turn and returns its events.
@@ -89,7 +110,13 @@ fn call(name: &str, args: Value) -> (String, Value) {
 fn ends(events: &[(String, Value)]) -> Vec<(String, bool, Option<String>)> {
     vigil_tests::chat::named(events, "tool_end")
         .iter()
-        .map(|e| (e["name"].as_str().unwrap().to_owned(), e["ok"].as_bool().unwrap(), e["error_code"].as_str().map(str::to_owned)))
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["ok"].as_bool().unwrap(),
+                e["error_code"].as_str().map(str::to_owned),
+            )
+        })
         .collect()
 }
 
@@ -98,13 +125,24 @@ fn tool_results(request: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for message in request["messages"].as_array().into_iter().flatten() {
         if message["role"] == "tool" {
-            out.push(serde_json::from_str(message["content"].as_str().unwrap_or("null")).unwrap_or(Value::Null));
+            out.push(
+                serde_json::from_str(message["content"].as_str().unwrap_or("null"))
+                    .unwrap_or(Value::Null),
+            );
         }
         for block in message["content"].as_array().into_iter().flatten() {
             if block["type"] == "tool_result" {
-                let text = block["content"].as_str().map(str::to_owned).unwrap_or_else(|| {
-                    block["content"].as_array().and_then(|b| b.first()).and_then(|b| b["text"].as_str()).unwrap_or("null").to_owned()
-                });
+                let text = block["content"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| {
+                        block["content"]
+                            .as_array()
+                            .and_then(|b| b.first())
+                            .and_then(|b| b["text"].as_str())
+                            .unwrap_or("null")
+                            .to_owned()
+                    });
                 out.push(serde_json::from_str(&text).unwrap_or(Value::Null));
             }
         }
@@ -115,5 +153,7 @@ fn tool_results(request: &Value) -> Vec<Value> {
 /// The last tool result the model received in its latest request.
 fn last_result(model: &ScriptedModel) -> Value {
     let requests = model.requests();
-    tool_results(requests.last().expect("a request")).pop().expect("a tool result")
+    tool_results(requests.last().expect("a request"))
+        .pop()
+        .expect("a tool result")
 }
