@@ -51,7 +51,7 @@ pub const ENV_PUBLIC_URL: &str = "VIGIL_PUBLIC_URL";
 /// Environment variable for `--local-agent`.
 pub const ENV_LOCAL_AGENT: &str = "VIGIL_LOCAL_AGENT";
 /// Environment variable for `--database-url`.
-pub const ENV_DATABASE_URL: &str = "VIGIL_DATABASE_URL";
+pub use crate::store::ENV_DATABASE_URL;
 /// Environment variable for `--llm-provider`.
 pub const ENV_LLM_PROVIDER: &str = "VIGIL_LLM_PROVIDER";
 /// Environment variable for `--llm-base-url`.

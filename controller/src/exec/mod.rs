@@ -6,6 +6,7 @@
 
 mod route;
 mod running;
+mod trail;
 mod utf8;
 
 use std::sync::Arc;
@@ -18,10 +19,10 @@ pub use route::{MAX_TIMEOUT_S, Route, parse_target, require_read, route_along};
 pub use running::{
     DEADLINE_GRACE, ExecExit, ExecOutcome, MAX_COLLECTED_OUTPUT, OutputStream, Running,
 };
+pub use trail::ExecTrail;
 pub use utf8::Utf8Carry;
 
 use crate::agents::Agents;
-use crate::audit::exec::ExecTrail;
 use crate::audit::{self, Entry};
 use crate::gateway::Dispatcher;
 use crate::gateway::convert::target_to_proto;

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use vigil_proto::agent::v1::{Finished, exec_event, finished};
 
+use super::trail::ExecTrail;
 use super::utf8::Utf8Carry;
-use crate::audit::exec::ExecTrail;
 use crate::gateway::ExecStream;
 use crate::{Error, Result};
 

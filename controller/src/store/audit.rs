@@ -1,12 +1,12 @@
 //! The audit table: appends serialized by the database (`BEGIN IMMEDIATE` on SQLite, an
 //! exclusive table lock on PostgreSQL), reads by position or time, and verification of
-//! the whole chain in pages. The chain itself is defined in [`crate::audit`].
+//! the whole chain in pages. The chain itself is defined in [`super::chain`].
 
 use sqlx::Row;
 
+use super::chain::{AuditRow, Broken, Entry, GENESIS, check_rows, row_hash};
 use super::{Backend, Store};
 use crate::Result;
-use crate::audit::{AuditRow, Broken, Entry, GENESIS, check_rows, row_hash};
 
 const COLUMNS: &str = "seq, prev_hash, hash, actor, action, agent, target, command, approval_id,
     outcome, exit_code, bytes, at";

@@ -13,6 +13,7 @@ pub mod agents;
 pub mod api_tokens;
 pub mod approvals;
 pub mod audit;
+pub mod chain;
 pub mod chat;
 pub mod knowledge;
 pub mod revocations;
@@ -43,6 +44,9 @@ pub type DbConnection = <Db as sqlx::Database>::Connection;
 
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 
+/// Environment variable naming a PostgreSQL database (`--database-url`).
+pub const ENV_DATABASE_URL: &str = "VIGIL_DATABASE_URL";
+
 /// Set on every SQLite connection: WAL, and a writer waits up to 10 s for another (the
 /// CLI and `serve` share the file).
 const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
@@ -63,7 +67,7 @@ pub enum Backend {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct DatabaseArg {
     /// PostgreSQL instead of SQLite in the data directory: postgres://USER:PASS@HOST/DB.
-    #[arg(long, env = crate::config::ENV_DATABASE_URL, value_name = "URL")]
+    #[arg(long, env = ENV_DATABASE_URL, value_name = "URL")]
     pub database_url: Option<String>,
 }
 

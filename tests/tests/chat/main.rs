@@ -7,6 +7,7 @@
 
 mod gates;
 mod robustness;
+mod routing;
 mod writes;
 
 use std::time::Duration;

@@ -3,8 +3,9 @@
 //! write), loop detection, the FSM, strict resolution (writes), the routing check, then the
 //! tool itself: resolve tools read the inventory, read tools classify their command and run
 //! it as a READ, write tools become approvals (or refusals, or signed runs, by control
-//! level). A blocked call that says how to recover (`auto_recoverable` with a rewrite or
-//! the right target) is retried once with that fix.
+//! level). A blocked read that says how to recover (`auto_recoverable` with a
+//! `suggested_rewrite`) is retried once with the rewrite; a routing mismatch names the
+//! right target for the model to use.
 
 mod read;
 mod resolve;
@@ -198,7 +199,7 @@ impl ToolRunner {
                 json!({ "recovery_hint": "check the tool's schema: tool, action and argument names are fixed", "auto_recoverable": false }),
             )
         })?;
-        let mut args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
         let action = parsed.action().to_owned();
         let class = classify_tool(&call.name, Some(&action));
         let block = |state: &SessionState, block: GateBlock| {
@@ -215,23 +216,12 @@ impl ToolRunner {
                 target: None,
             });
         };
-        let mut target = resolve::find(&self.assistant, state, name)?;
-        if let Err(routing) = state.check_routing(&parsed, &target) {
-            let suggested = routing
-                .details
-                .get("suggested_target")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let Some(suggested) = suggested.filter(|_| routing.auto_recoverable) else {
-                return Err(block(state, routing));
-            };
-            metrics.gate_block(routing.gate_label(), state.fsm_state());
-            metrics.auto_recovery("attempt");
-            tracing::info!(tool = %call.name, from = %target.id, to = %suggested, "routing to the guest the session works on");
-            args["resource_id"] = Value::String(suggested.clone());
-            target = resolve::find(&self.assistant, state, &suggested)?;
-            metrics.auto_recovery("success");
-        }
+        let target = resolve::find(&self.assistant, state, name)?;
+        // A routing mismatch goes back to the model (auto-recoverable: the details name the
+        // right target), so the retried call, its approval and the audit all show the guest.
+        state
+            .check_routing(&parsed, &target)
+            .map_err(|b| block(state, b))?;
         Ok(Prepared {
             call: call.clone(),
             action,

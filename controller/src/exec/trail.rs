@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Entry, record};
+use crate::audit::{Entry, record};
 use crate::metrics::Metrics;
 use crate::store::Store;
 
@@ -66,7 +66,7 @@ impl ExecTrail {
         match kind {
             Kind::StdoutChunk(chunk) | Kind::StderrChunk(chunk) => self.output(chunk.len()),
             Kind::Finished(finished) => {
-                self.finished(crate::exec::ExecExit::from_finished(finished).exit_code);
+                self.finished(super::ExecExit::from_finished(finished).exit_code);
             }
             Kind::Rejected(rejected) => self.failed(&rejected.code),
             Kind::Started(_) => {}
