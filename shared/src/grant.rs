@@ -108,15 +108,15 @@ impl GrantBody {
         if self.nonce.len() != NONCE_LEN {
             return Err(GrantError::BadNonce);
         }
-        if self.expires_at - self.issued_at > MAX_GRANT_LIFETIME_S
+        if self.expires_at.saturating_sub(self.issued_at) > MAX_GRANT_LIFETIME_S
             || self.expires_at < self.issued_at
         {
             return Err(GrantError::TooLong);
         }
-        if now > self.expires_at + ALLOWED_SKEW_S {
+        if now > self.expires_at.saturating_add(ALLOWED_SKEW_S) {
             return Err(GrantError::Expired);
         }
-        if now + ALLOWED_SKEW_S < self.issued_at {
+        if now.saturating_add(ALLOWED_SKEW_S) < self.issued_at {
             return Err(GrantError::NotYetValid);
         }
         Ok(())

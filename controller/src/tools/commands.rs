@@ -36,12 +36,23 @@ pub fn tail(path: &str, lines: Option<u64>) -> String {
     )
 }
 
-/// Files under `path` named like `name` (at most 200).
+/// Files under `path` named like `name` (at most 200). A path or pattern that starts with
+/// `-` is written so that `find` cannot take it for an option or an action (`./-x`,
+/// `[-]x`, which match the same files).
 pub fn find(path: &str, name: &str) -> String {
+    let path = if path.starts_with('-') {
+        format!("./{path}")
+    } else {
+        path.to_owned()
+    };
+    let name = match name.strip_prefix('-') {
+        Some(rest) => format!("[-]{rest}"),
+        None => name.to_owned(),
+    };
     format!(
         "find {} -maxdepth 6 -name {} 2>/dev/null | head -n 200",
-        quote(path),
-        quote(name)
+        quote(&path),
+        quote(&name)
     )
 }
 
@@ -178,6 +189,8 @@ mod tests {
             read_file("/var/log/it's here", Some(10)),
             tail("/var/log/syslog", Some(50)),
             find("/etc", "*.conf"),
+            find("-rf", "-delete"),
+            find("/tmp", "$(reboot)'; reboot; '"),
             journal(None, Some("10 min ago"), Some("nginx.service")),
             docker_list(),
             docker_inspect("web"),
