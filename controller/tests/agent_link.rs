@@ -5,19 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
-use support::clients::{agent_config, connect, csr, enroll, hello, probe};
-use support::fake_agent::{connected, setup};
-use support::{TestController, eventually};
 use tonic::Code;
 use vigil_controller::cli::sse::SseParser;
 use vigil_proto::agent::v1::{Heartbeat, RenewRequest, agent_message, controller_message};
+use vigil_tests::in_process::TestController;
+use vigil_tests::in_process::clients::{agent_config, connect, csr, enroll, hello};
+use vigil_tests::in_process::fake_agent::{connected, setup};
+use vigil_tests::{gateway_handshake, wait_until};
 
 const HEARTBEAT: Duration = Duration::from_secs(10);
 
@@ -136,8 +135,7 @@ async fn a_second_stream_and_a_foreign_hello_are_refused() {
 
     let second = connect(&ctrl, &agent, hello(&agent.id, false))
         .await
-        .err()
-        .expect("a second stream is refused");
+        .expect_err("a second stream is refused");
     assert_eq!(
         (second.code(), second.message()),
         (Code::AlreadyExists, "agent is already connected")
@@ -145,13 +143,12 @@ async fn a_second_stream_and_a_foreign_hello_are_refused() {
 
     let spoof = connect(&ctrl, &agent, hello(&other.id, false))
         .await
-        .err()
-        .expect("a hello for another id is refused");
+        .expect_err("a hello for another id is refused");
     assert_eq!(spoof.code(), Code::PermissionDenied, "{spoof:?}");
 
     drop(first);
     assert!(
-        eventually(Duration::from_secs(5), || async {
+        wait_until(Duration::from_secs(5), || async {
             !connected(&ctrl, &agent.id).await
         })
         .await
@@ -208,7 +205,11 @@ async fn revoking_says_goodbye_and_cuts_the_stream() {
         &agent.response.certificate_pem,
         &agent.key,
     );
-    assert!(probe(ctrl.running.grpc_addr, config).await.is_err());
+    assert!(
+        gateway_handshake(ctrl.running.grpc_addr.port(), config)
+            .await
+            .is_err()
+    );
     ctrl.stop().await;
 }
 
@@ -242,7 +243,7 @@ async fn a_silent_stream_is_dropped_after_three_heartbeat_intervals() {
         "{ended:?}"
     );
     assert!(
-        eventually(Duration::from_secs(2), || async {
+        wait_until(Duration::from_secs(2), || async {
             !connected(&ctrl, &agent.id).await
         })
         .await
@@ -305,7 +306,7 @@ async fn renewal_signs_a_new_certificate_for_the_same_identity() {
 
     drop(stream);
     assert!(
-        eventually(Duration::from_secs(5), || async {
+        wait_until(Duration::from_secs(5), || async {
             !connected(&ctrl, &agent.id).await
         })
         .await

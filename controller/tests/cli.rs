@@ -4,13 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::Path;
 use std::process::Output;
 
-use support::fake_agent::setup;
 use tokio::process::Command;
+use vigil_tests::in_process::fake_agent::setup;
 
 const BIN: &str = env!("CARGO_BIN_EXE_vigil-controller");
 

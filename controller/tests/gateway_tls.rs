@@ -5,21 +5,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
-use support::TestController;
-use support::clients::{
-    agent_config, channel, csr, enroll, enroll_config, foreign_cert_config, no_cert_config, probe,
-};
 use tonic::Code;
 use vigil_controller::pki::CertificateAuthority;
 use vigil_proto::agent::v1::EnrollRequest;
 use vigil_proto::agent::v1::enrollment_client::EnrollmentClient;
 use vigil_shared::tls::{agent_id_from_cert, fingerprint};
+use vigil_tests::gateway_handshake;
+use vigil_tests::in_process::TestController;
+use vigil_tests::in_process::clients::{
+    agent_config, channel, csr, enroll, enroll_config, foreign_cert_config, no_cert_config,
+};
 
 const HEARTBEAT: Duration = Duration::from_secs(10);
 
@@ -169,21 +168,25 @@ async fn racing_enrollments_never_share_the_last_use() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_handshake_refuses_missing_foreign_expired_and_revoked_certificates() {
     let ctrl = TestController::start(false, HEARTBEAT).await;
-    let addr = ctrl.running.grpc_addr;
+    let port = ctrl.running.grpc_addr.port();
     let token = ctrl.token(1, 3600, &[]).await;
     let agent = enroll(&ctrl, &token, "node-1", "").await.unwrap();
     let ca_pem = agent.response.ca_chain_pem.clone();
     let own = || agent_config(&ca_pem, &agent.response.certificate_pem, &agent.key);
 
-    probe(addr, own())
+    gateway_handshake(port, own())
         .await
         .expect("the enrolled certificate is accepted");
     assert!(
-        probe(addr, no_cert_config(&ca_pem)).await.is_err(),
+        gateway_handshake(port, no_cert_config(&ca_pem))
+            .await
+            .is_err(),
         "no certificate"
     );
     assert!(
-        probe(addr, foreign_cert_config(&ca_pem)).await.is_err(),
+        gateway_handshake(port, foreign_cert_config(&ca_pem))
+            .await
+            .is_err(),
         "another CA"
     );
 
@@ -196,7 +199,7 @@ async fn the_handshake_refuses_missing_foreign_expired_and_revoked_certificates(
         .sign_agent_csr(&csr(&key), agent.id.parse().unwrap(), long_ago)
         .unwrap();
     assert!(
-        probe(addr, agent_config(&ca_pem, &old.pem, &key))
+        gateway_handshake(port, agent_config(&ca_pem, &old.pem, &key))
             .await
             .is_err(),
         "expired"
@@ -213,7 +216,7 @@ async fn the_handshake_refuses_missing_foreign_expired_and_revoked_certificates(
     assert_eq!(revoke.status(), 200);
     let body: serde_json::Value = revoke.json().await.unwrap();
     assert_eq!(body, serde_json::json!({"id": agent.id, "revoked": true}));
-    assert!(probe(addr, own()).await.is_err(), "revoked");
+    assert!(gateway_handshake(port, own()).await.is_err(), "revoked");
 
     // Revocations survive a restart (they are in the database).
     let dir = ctrl.dir;
@@ -225,7 +228,9 @@ async fn the_handshake_refuses_missing_foreign_expired_and_revoked_certificates(
     };
     let again = vigil_controller::server::start(&config).await.unwrap();
     assert!(
-        probe(again.grpc_addr, own()).await.is_err(),
+        gateway_handshake(again.grpc_addr.port(), own())
+            .await
+            .is_err(),
         "revoked after a restart"
     );
     again.shutdown().await.unwrap();

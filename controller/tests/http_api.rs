@@ -5,14 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::TestController;
-use support::clients::enroll;
+use vigil_tests::in_process::TestController;
+use vigil_tests::in_process::clients::enroll;
 
 async fn call(
     ctrl: &TestController,

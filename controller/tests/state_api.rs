@@ -14,7 +14,7 @@ use vigil_controller::config::Config;
 use vigil_controller::server::{self, RunningController};
 use vigil_controller::store::Store;
 use vigil_controller::store::approvals::NewApproval;
-use vigil_controller::store::testing::{self, Cleanup};
+use vigil_tests::db::{self, Cleanup};
 
 /// A controller on one database, restartable.
 struct Ctrl {
@@ -116,7 +116,7 @@ fn code(body: &Value) -> &str {
 /// Each backend: (data dir guard, database URL, cleanup).
 async fn backends() -> Vec<(tempfile::TempDir, Option<String>, Option<Cleanup>)> {
     let mut all = vec![(tempfile::tempdir().unwrap(), None, None)];
-    if let Some((url, cleanup)) = testing::pg_schema_url().await.unwrap() {
+    if let Some((url, cleanup)) = db::pg_schema_url().await.unwrap() {
         all.push((tempfile::tempdir().unwrap(), Some(url), Some(cleanup)));
     }
     all

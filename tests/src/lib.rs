@@ -5,6 +5,10 @@
 //!
 //! Start at [`Controller::start`] and [`Agent::join`]; [`ScriptedModel`] is the model
 //! server the assistant suites point the controller at.
+//!
+//! The controller's own tests use it too: [`in_process`] starts a controller inside the
+//! test process (`controller/tests`), and [`db`] gives each store test a private
+//! PostgreSQL schema (the controller's unit tests and `controller/tests`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
@@ -12,7 +16,9 @@ mod agent;
 mod api;
 pub mod chat;
 mod controller;
+pub mod db;
 pub mod docker;
+pub mod in_process;
 pub mod model_server;
 mod process;
 mod tls;

@@ -7,7 +7,7 @@
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
 //! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
 //! roles), [`approvals`] (decided atomically, once) and [`audit`] (the hash chain).
-//! [`testing`] gives tests a private PostgreSQL schema.
+//! Tests get a private PostgreSQL schema from `vigil_tests::db`.
 
 pub mod agents;
 pub mod api_tokens;
@@ -17,7 +17,6 @@ pub mod chain;
 pub mod chat;
 pub mod knowledge;
 pub mod revocations;
-pub mod testing;
 pub mod tokens;
 
 use std::path::Path;
@@ -182,6 +181,7 @@ pub(crate) fn labels_from_json(text: &str) -> std::collections::BTreeMap<String,
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+    use vigil_tests::db::Cleanup;
 
     /// A store in a fresh temporary directory (kept alive by the returned guard).
     pub async fn temp_store() -> (Store, tempfile::TempDir) {
@@ -192,12 +192,12 @@ pub(crate) mod test_support {
 
     /// A fresh SQLite store and, when `VIGIL_TEST_DATABASE_URL` is set, a fresh
     /// PostgreSQL store in its own schema: every store test runs on both.
-    pub async fn all_stores() -> Vec<(Store, testing::Cleanup)> {
-        let tmp = testing::tempfile_like::Dir::new().unwrap();
+    pub async fn all_stores() -> Vec<(Store, Cleanup)> {
+        let tmp = tempfile::tempdir().unwrap();
         let sqlite = Store::open(&DataDir::new(tmp.path())).await.unwrap();
-        let mut stores = vec![(sqlite, testing::Cleanup::Dir(tmp))];
-        if let Some(pg) = testing::pg_store().await.unwrap() {
-            stores.push(pg);
+        let mut stores = vec![(sqlite, Cleanup::Dir(tmp))];
+        if let Some((url, cleanup)) = vigil_tests::db::pg_schema_url().await.unwrap() {
+            stores.push((Store::open_url(&url).await.unwrap(), cleanup));
         }
         stores
     }

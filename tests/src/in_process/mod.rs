@@ -1,8 +1,7 @@
-//! Shared support of the controller's integration tests: a controller on 127.0.0.1:0 with
-//! its own data directory, and real TLS clients (a fingerprint-pinned enrollment client,
-//! agent mTLS clients, raw handshake probes) built with rustls and rcgen at run time.
-
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+//! A controller started in this process (`server::start`) on 127.0.0.1:0 with its own
+//! data directory, for the controller's integration tests (`controller/tests`), and real
+//! TLS clients of its gateway (a fingerprint-pinned enrollment client, agent mTLS clients,
+//! a scripted agent on the AgentLink stream) built with rustls and rcgen at run time.
 
 pub mod clients;
 pub mod fake_agent;
@@ -16,9 +15,13 @@ use vigil_controller::pki::join_token;
 use vigil_controller::server::{self, RunningController};
 
 /// A running controller and the directory it lives in.
+#[derive(Debug)]
 pub struct TestController {
+    /// The controller's handles and bound addresses.
     pub running: RunningController,
+    /// Holds `data/` (the data directory).
     pub dir: TempDir,
+    /// The admin bearer token from `data/admin.token`.
     pub admin_token: String,
 }
 
@@ -80,23 +83,5 @@ impl TestController {
     /// Stops the controller.
     pub async fn stop(self) {
         self.running.shutdown().await.unwrap();
-    }
-}
-
-/// Polls `check` every 50 ms until it is true or `timeout` passes.
-pub async fn eventually<F, Fut>(timeout: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        if check().await {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

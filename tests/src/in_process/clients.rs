@@ -1,6 +1,7 @@
 //! Real TLS clients of the gateway: the fingerprint-pinned enrollment client, agent mTLS
 //! clients (enrolled, certificate-less, or from a foreign CA), tonic channels over them, a
-//! raw handshake probe, and a fake agent that speaks the AgentLink stream.
+//! and the agent side of an AgentLink stream. Raw handshake probes are
+//! [`crate::gateway_handshake`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,7 +13,6 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -185,35 +185,14 @@ pub async fn channel(
         .await
 }
 
-/// Handshakes and sends the HTTP/2 preface: `Ok` when the server answers with data (in TLS
-/// 1.3 a refused client certificate shows up as an alert after the client's handshake).
-pub async fn probe(addr: SocketAddr, config: ClientConfig) -> Result<(), String> {
-    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    let name = ServerName::try_from("vigil-gateway").unwrap();
-    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .map_err(|e| format!("handshake: {e}"))?;
-    let exchange = async {
-        tls.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-            .await
-            .map_err(|e| format!("write: {e}"))?;
-        let mut buf = [0u8; 64];
-        match tls.read(&mut buf).await {
-            Ok(0) => Err("closed by the server".to_owned()),
-            Ok(_) => Ok(()),
-            Err(e) => Err(format!("read: {e}")),
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), exchange)
-        .await
-        .map_err(|_| "no answer".to_owned())?
-}
-
 /// An enrolled identity: its key, certificate and the controller's answer.
+#[derive(Debug)]
 pub struct Enrolled {
+    /// The agent id the controller assigned.
     pub id: String,
+    /// The key the CSR was made with.
     pub key: KeyPair,
+    /// The controller's answer (certificate and CA chain).
     pub response: EnrollResponse,
 }
 
@@ -259,8 +238,11 @@ pub async fn enroll(
 }
 
 /// The agent side of one AgentLink stream.
+#[derive(Debug)]
 pub struct FakeAgent {
+    /// Messages to the controller.
     pub outbound: mpsc::Sender<AgentMessage>,
+    /// Messages from the controller.
     pub inbound: Streaming<ControllerMessage>,
 }
 

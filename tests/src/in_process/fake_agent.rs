@@ -11,8 +11,9 @@ use vigil_proto::agent::v1::{
     ExecEvent, Finished, Rejected, Started, agent_message, controller_message, exec_event, finished,
 };
 
+use super::TestController;
 use super::clients::{Enrolled, FakeAgent, connect, enroll, hello};
-use super::{TestController, eventually};
+use crate::wait_until;
 
 /// True when `GET /api/agents` shows `id` as connected.
 pub async fn connected(ctrl: &TestController, id: &str) -> bool {
@@ -107,6 +108,6 @@ pub async fn setup(raw_exec: bool) -> (TestController, Enrolled, mpsc::Unbounded
         .unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(respond(stream, tx));
-    assert!(eventually(Duration::from_secs(5), || connected(&ctrl, &agent.id)).await);
+    assert!(wait_until(Duration::from_secs(5), || connected(&ctrl, &agent.id)).await);
     (ctrl, agent, rx)
 }

@@ -1,15 +1,17 @@
-//! Test support shared by the unit tests and `controller/tests`: a private PostgreSQL
-//! schema per test, so tests run in parallel against one server.
+//! A private PostgreSQL schema per test, so store and API tests run in parallel against
+//! one server. Used by the controller's unit tests (`store::test_support`) and by
+//! `controller/tests`; it hands out URLs, not stores, so a caller opens its own
+//! `Store::open_url` (the controller's unit tests link a second copy of the controller
+//! library, whose `Store` is not this crate's).
 //!
 //! `VIGIL_TEST_DATABASE_URL` names the server (`.ci/run` sets it). Without it the
 //! PostgreSQL half of a test is skipped, except when `CI` is set: then a missing or
 //! unreachable server is an error, never a silent skip.
 
+use anyhow::{Context, Result, bail};
 use sqlx::Executor;
 use sqlx::any::AnyPoolOptions;
-
-use super::Store;
-use crate::{Error, Result};
+use tempfile::TempDir;
 
 /// Environment variable naming the PostgreSQL server for tests.
 pub const ENV_TEST_DATABASE_URL: &str = "VIGIL_TEST_DATABASE_URL";
@@ -17,8 +19,8 @@ pub const ENV_TEST_DATABASE_URL: &str = "VIGIL_TEST_DATABASE_URL";
 /// What keeps a test database alive; [`Cleanup::finish`] drops a PostgreSQL schema.
 #[derive(Debug)]
 pub enum Cleanup {
-    /// A temporary directory holding a SQLite file.
-    Dir(tempfile_like::Dir),
+    /// A temporary directory holding a SQLite file (removed when dropped).
+    Dir(TempDir),
     /// A PostgreSQL schema on the server at `url`.
     Schema {
         /// The server (without the schema option).
@@ -33,9 +35,9 @@ pub enum Cleanup {
 pub fn pg_test_url() -> Result<Option<String>> {
     match std::env::var(ENV_TEST_DATABASE_URL) {
         Ok(url) if !url.trim().is_empty() => Ok(Some(url.trim().to_owned())),
-        _ if std::env::var_os("CI").is_some() => Err(Error::Config(format!(
+        _ if std::env::var_os("CI").is_some() => bail!(
             "CI is set but {ENV_TEST_DATABASE_URL} is not: PostgreSQL tests must not be skipped"
-        ))),
+        ),
         _ => Ok(None),
     }
 }
@@ -50,7 +52,7 @@ pub async fn pg_schema_url() -> Result<Option<(String, Cleanup)>> {
         .max_connections(1)
         .connect(&url)
         .await
-        .map_err(|e| Error::Config(format!("{ENV_TEST_DATABASE_URL} is unreachable: {e}")))?;
+        .with_context(|| format!("{ENV_TEST_DATABASE_URL} is unreachable"))?;
     let schema = format!("vigil_t_{}", uuid::Uuid::new_v4().simple());
     admin
         .execute(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
@@ -61,18 +63,11 @@ pub async fn pg_schema_url() -> Result<Option<(String, Cleanup)>> {
     Ok(Some((scoped, Cleanup::Schema { url, schema })))
 }
 
-/// A migrated store in a fresh schema on the test server, if there is one.
-pub async fn pg_store() -> Result<Option<(Store, Cleanup)>> {
-    let Some((url, cleanup)) = pg_schema_url().await? else {
-        return Ok(None);
-    };
-    Ok(Some((Store::open_url(&url).await?, cleanup)))
-}
-
 impl Cleanup {
     /// Drops the schema (a SQLite directory goes when this is dropped).
     pub async fn finish(self) -> Result<()> {
         if let Cleanup::Schema { url, schema } = self {
+            sqlx::any::install_default_drivers();
             let admin = AnyPoolOptions::new()
                 .max_connections(1)
                 .connect(&url)
@@ -85,35 +80,5 @@ impl Cleanup {
             admin.close().await;
         }
         Ok(())
-    }
-}
-
-/// A directory removed when dropped (a small stand-in so this module needs no
-/// dev-dependency).
-pub mod tempfile_like {
-    use std::path::{Path, PathBuf};
-
-    /// A directory removed on drop.
-    #[derive(Debug)]
-    pub struct Dir(PathBuf);
-
-    impl Dir {
-        /// Creates a fresh directory under the system's temporary directory.
-        pub fn new() -> std::io::Result<Dir> {
-            let path = std::env::temp_dir().join(format!("vigil-{}", uuid::Uuid::new_v4()));
-            std::fs::create_dir_all(&path)?;
-            Ok(Dir(path))
-        }
-
-        /// Its path.
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
     }
 }
