@@ -24,7 +24,7 @@ mod process;
 mod tls;
 
 pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};
-pub use api::{ExecOutcome, RawGrant, SseEvent};
+pub use api::{Api, ExecOutcome, RawGrant, SseEvent};
 pub use controller::{Controller, ControllerOptions};
 pub use model_server::{Protocol, Reply, ScriptedModel};
 pub use process::{bin, free_port, processes_matching, wait_until};

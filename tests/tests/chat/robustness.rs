@@ -265,3 +265,54 @@ async fn without_a_model_chat_says_how_to_configure_one_and_direct_mode_works() 
         .await;
     assert!(answer(&events).contains("Direct mode"), "{events:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_chats_only_read_only_and_cannot_decide_approvals() {
+    let env = Env::openai(&[]).await;
+    let (code, out, err) = env.ctrl.cli(&[
+        "apitoken", "create", "--role", "viewer", "--name", "watcher",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let viewer = vigil_tests::Api::new(
+        env.ctrl.api.base().to_owned(),
+        out.lines().last().unwrap().trim().to_owned(),
+    );
+    let (status, body) = viewer
+        .chat(&json!({"message": "hi", "control_level": "controlled"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (403, Some("FORBIDDEN")),
+        "{body}"
+    );
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": env.host}),
+    )]));
+    env.model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": env.host, "command": "touch /tmp/never"}),
+    )]));
+    env.model
+        .push(Reply::Text("I cannot change anything here.".into()));
+    let events = viewer
+        .chat(&json!({"message": "touch it"}))
+        .await
+        .unwrap()
+        .finish(TURN)
+        .await;
+    assert_eq!(named(&events, "session")[0]["control_level"], "read_only");
+    assert_eq!(
+        ends(&events)[1].2.as_deref(),
+        Some("ACTION_NOT_ALLOWED"),
+        "{events:#?}"
+    );
+    assert!(named(&events, "approval_needed").is_empty());
+    let (status, _) = env.ctrl.api.get("/api/ai/approvals").await;
+    assert_eq!(status, 200);
+    let (status, _) = viewer
+        .post("/api/ai/approvals/any/approve", &json!({}))
+        .await;
+    assert_eq!(status, 403, "approving needs the operator role");
+}
