@@ -99,3 +99,43 @@ impl SessionState {
         *self = SessionState::default();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::call::parse_call;
+    use vigil_shared::resource::Facts;
+
+    #[test]
+    fn reset_clears_the_fsm_and_the_context_together() {
+        let mut state = SessionState::default();
+        let id: ResourceId = "lxc:delly:141".parse().unwrap();
+        state.mention(Resource {
+            kind: id.kind(),
+            id: id.clone(),
+            name: "homepage".into(),
+            aliases: Vec::new(),
+            parent: Some("node:delly".parse().unwrap()),
+            status: "running".into(),
+            paths: Vec::new(),
+            facts: Facts::default(),
+        });
+        let write = parse_call(
+            "control",
+            r#"{"action":"command","resource_id":"homepage","command":"x"}"#,
+        )
+        .unwrap();
+        state.check(&write, ToolClass::Write).unwrap();
+        state.after_call("control", ToolClass::Write, true, Some("x"));
+        assert_eq!(state.fsm_state(), "verifying");
+        state.reset();
+        assert_eq!(state.fsm_state(), "resolving");
+        assert!(state.context.is_empty());
+        let blocked = state.check(&write, ToolClass::Write).unwrap_err();
+        assert_eq!(
+            blocked.gate_label(),
+            "strict_resolution",
+            "nothing resolved after a reset"
+        );
+    }
+}

@@ -297,3 +297,41 @@ async fn ctrl_restart_again(env: &mut Env) {
     env.ctrl.restart().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undecided_approval_expires_and_nothing_runs() {
+    let env = Env::openai(&["--approval-timeout-s", "5"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("expired");
+    let host = env.host.clone();
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": host}),
+    )]));
+    env.model.push(Reply::ToolCalls(vec![call("control", json!({"action": "command", "resource_id": host, "command": format!("touch {}", file.display())}))]));
+    env.model.push(Reply::Text("Nobody approved it.".into()));
+    let events = env.turn("touch it", None).await;
+    let resolved = named(&events, "approval_resolved");
+    assert_eq!(resolved.len(), 1, "{events:#?}");
+    assert_eq!(resolved[0]["decision"], "expired");
+    let id = resolved[0]["approval_id"].as_str().unwrap();
+    let result = last_result(&env.model);
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{result}"
+    );
+    let (status, body) = env
+        .ctrl
+        .api
+        .post(&format!("/api/ai/approvals/{id}/approve"), &json!({}))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (410, Some("APPROVAL_EXPIRED")),
+        "{body}"
+    );
+    assert!(!file.exists());
+}
