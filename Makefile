@@ -57,6 +57,7 @@ bench:
 	$(CARGO) bench -p vigil-controller --bench agents_list
 	$(CARGO) bench -p vigil-controller --bench inventory
 	$(CARGO) bench -p vigil-tests --bench link
+	$(CARGO) bench -p vigil-tests --bench chat
 	tests/benches/ssh-compare.sh
 
 # Optional: coverage-guided fuzzing of the classifier with cargo-fuzz (libFuzzer), which

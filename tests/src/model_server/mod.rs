@@ -9,6 +9,10 @@
 //! // point the controller at model.base_url() …
 //! assert_eq!(model.requests()[0]["model"], "test-model");
 //! ```
+//!
+//! Frames are paced ([`ScriptedModel::set_frame_delay`], 2 ms by default) and each
+//! request's time is recorded ([`ScriptedModel::durations`]), so benchmarks can subtract
+//! the model's time from a turn's.
 
 mod anthropic;
 mod openai;
@@ -17,7 +21,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -76,6 +80,30 @@ struct Shared {
     requests: Mutex<Vec<Value>>,
     responder: Option<Responder>,
     next_id: AtomicU64,
+    /// Per request, in arrival order: the time from its arrival to its last frame.
+    durations: Mutex<Vec<Option<Duration>>>,
+    /// The pause before each frame, in microseconds.
+    frame_delay_us: AtomicU64,
+}
+
+/// The default pause before each streamed frame.
+const FRAME_DELAY: Duration = Duration::from_millis(2);
+
+/// Records one request's duration when dropped: when its response body has ended (or the
+/// connection was cut).
+struct Timing {
+    shared: Arc<Shared>,
+    index: usize,
+    started: Instant,
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        let elapsed = self.started.elapsed();
+        if let Some(slot) = self.shared.durations.lock().unwrap().get_mut(self.index) {
+            *slot = Some(elapsed);
+        }
+    }
 }
 
 /// A running scripted model server; it stops when dropped.
@@ -117,6 +145,8 @@ impl ScriptedModel {
             requests: Mutex::new(Vec::new()),
             responder,
             next_id: AtomicU64::new(1),
+            durations: Mutex::new(Vec::new()),
+            frame_delay_us: AtomicU64::new(FRAME_DELAY.as_micros() as u64),
         });
         let path = match protocol {
             Protocol::OpenAi => "/v1/chat/completions",
@@ -158,6 +188,19 @@ impl ScriptedModel {
     pub fn request_count(&self) -> usize {
         self.shared.requests.lock().unwrap().len()
     }
+
+    /// Sets the pause before each streamed frame (2 ms by default; zero answers at once).
+    pub fn set_frame_delay(&self, delay: Duration) {
+        let micros = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        self.shared.frame_delay_us.store(micros, Ordering::Relaxed);
+    }
+
+    /// Each request's time in the server, in arrival order: from its body arriving to its
+    /// response's end (`None` while it is still answering). A benchmark subtracts these
+    /// to get the time spent outside the model.
+    pub fn durations(&self) -> Vec<Option<Duration>> {
+        self.shared.durations.lock().unwrap().clone()
+    }
 }
 
 impl Drop for ScriptedModel {
@@ -167,6 +210,16 @@ impl Drop for ScriptedModel {
 }
 
 async fn answer(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let started = Instant::now();
+    let timing = {
+        let mut durations = shared.durations.lock().unwrap();
+        durations.push(None);
+        Timing {
+            shared: shared.clone(),
+            index: durations.len() - 1,
+            started,
+        }
+    };
     let request = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     shared.requests.lock().unwrap().push(request.clone());
@@ -180,10 +233,10 @@ async fn answer(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             body: "scripted model: no reply queued".into(),
         },
     };
-    respond(&shared, &request, reply).await
+    respond(&shared, &request, reply, timing).await
 }
 
-async fn respond(shared: &Shared, request: &Value, mut reply: Reply) -> Response {
+async fn respond(shared: &Shared, request: &Value, mut reply: Reply, timing: Timing) -> Response {
     while let Reply::Delay(delay, inner) = reply {
         tokio::time::sleep(delay).await;
         reply = *inner;
@@ -212,7 +265,8 @@ async fn respond(shared: &Shared, request: &Value, mut reply: Reply) -> Response
         Protocol::OpenAi => openai::frames(&script, input_tokens, ids),
         Protocol::Anthropic => anthropic::frames(&script, input_tokens, ids),
     };
-    stream(frames, script.die)
+    let delay = Duration::from_micros(shared.frame_delay_us.load(Ordering::Relaxed));
+    stream(frames, script.die, delay, timing)
 }
 
 /// What to stream: text, then tool calls with their arguments text.
@@ -275,21 +329,25 @@ fn status(code: u16, retry_after: Option<u64>, body: String) -> Response {
     response
 }
 
-/// An SSE response that sends each frame as its own chunk; with `die`, the connection is
-/// cut after the last one instead of ending the body.
-fn stream(frames: Vec<String>, die: bool) -> Response {
-    let chunks =
-        futures_util::stream::unfold((frames.into_iter(), die), |(mut frames, die)| async move {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-            match frames.next() {
-                Some(frame) => Some((Ok(Bytes::from(frame)), (frames, die))),
-                None if die => Some((
-                    Err(std::io::Error::other("scripted model: dying mid-stream")),
-                    (frames, false),
-                )),
-                None => None,
-            }
-        });
+/// An SSE response that sends each frame as its own chunk, `delay` after the previous one;
+/// with `die`, the connection is cut after the last one instead of ending the body. The
+/// request's `timing` is recorded when the body ends.
+fn stream(frames: Vec<String>, die: bool, delay: Duration, timing: Timing) -> Response {
+    let state = (frames.into_iter(), die, timing);
+    let chunks = futures_util::stream::unfold(state, move |(mut frames, die, timing)| async move {
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        match frames.next() {
+            Some(frame) => Some((Ok(Bytes::from(frame)), (frames, die, timing))),
+            None if die => Some((
+                Err(std::io::Error::other("scripted model: dying mid-stream")),
+                (frames, false, timing),
+            )),
+            // The state, and with it the timing, is dropped here.
+            None => None,
+        }
+    });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
