@@ -278,6 +278,9 @@ async fn accept_loop(
         if tx.is_closed() {
             return;
         }
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
         let (acceptor, tx) = (acceptor.clone(), tx.clone());
         tokio::spawn(async move {
             let handshake =

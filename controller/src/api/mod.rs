@@ -119,12 +119,20 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .with_state(state)
 }
 
-/// Serves `router` on `listener` until `shutdown` is cancelled.
+/// Serves `router` on `listener` until `shutdown` is cancelled. Connections send without
+/// Nagle's delay: streamed events are small, and waiting for an ACK would hold each one
+/// back up to 40 ms.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     shutdown: CancellationToken,
 ) -> Result<()> {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

@@ -156,6 +156,7 @@ pub fn tool_code(error: &Error) -> &'static str {
         }
         Error::ExecTimeout(_) => "TIMEOUT",
         Error::NotFound(_) => "NOT_FOUND",
+        Error::AgentRejected { code, .. } if code == "AGENT_BUSY" => "AGENT_BUSY",
         Error::AgentRejected { .. } | Error::PolicyBlocked { .. } => "POLICY_BLOCKED",
         Error::UnboundedCommand { .. } => "UNBOUNDED_COMMAND",
         Error::InvalidInput(_) => "INVALID_INPUT",

@@ -197,7 +197,9 @@ pub(super) fn exec_error(error: &Error) -> Envelope {
         "INVALID_INPUT" => ErrorCode::InvalidInput,
         _ => ErrorCode::ExecutionFailed,
     };
-    let retryable = matches!(code, ErrorCode::AgentOffline | ErrorCode::Timeout);
+    // A busy agent (too many commands at once) is worth a retry, not a policy refusal.
+    let busy = tool_code(error) == "AGENT_BUSY";
+    let retryable = busy || matches!(code, ErrorCode::AgentOffline | ErrorCode::Timeout);
     Envelope::failed(code, error.to_string(), retryable, json!({}))
 }
 
