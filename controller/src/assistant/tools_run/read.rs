@@ -31,8 +31,8 @@ fn number(args: &Value, key: &str) -> Option<u64> {
     args.get(key).and_then(Value::as_u64)
 }
 
-/// The parent of `resource` (a container's Docker host, a pod's cluster side).
-fn parent(runner: &ToolRunner, resource: &Resource) -> Result<Resource, Envelope> {
+/// The parent of `resource` (a container's Docker host, a guest's node).
+pub(super) fn parent(runner: &ToolRunner, resource: &Resource) -> Result<Resource, Envelope> {
     resource
         .parent
         .as_ref()

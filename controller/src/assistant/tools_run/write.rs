@@ -41,21 +41,7 @@ async fn plan(
             json!({}),
         )
     })?;
-    let parent = || {
-        target
-            .parent
-            .as_ref()
-            .and_then(|p| runner.assistant.exec().agents().inventory().get(p))
-            .map(|v| v.resource)
-            .ok_or_else(|| {
-                Envelope::failed(
-                    ErrorCode::NotFound,
-                    format!("{} has no known parent to run this on", target.id),
-                    false,
-                    json!({}),
-                )
-            })
-    };
+    let parent = || super::read::parent(runner, &target);
     match (prepared.call.name.as_str(), prepared.action.as_str()) {
         ("control", "command") => Ok((text(args, "command").to_owned(), target, None)),
         ("control", "service") => Ok((
