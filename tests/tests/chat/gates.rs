@@ -52,15 +52,7 @@ async fn logs_investigation_stays_reading(protocol: Protocol) {
     assert!(named(&events, "tool_output").len() >= 6);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_logs_investigation_many_reads_stay_reading() {
-    logs_investigation_stays_reading(Protocol::OpenAi).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_logs_investigation_over_anthropic() {
-    logs_investigation_stays_reading(Protocol::Anthropic).await;
-}
+both_protocols!(logs_investigation_stays_reading);
 
 async fn write_read_cycles(protocol: Protocol) {
     let env = Env::start(
@@ -105,19 +97,10 @@ async fn write_read_cycles(protocol: Protocol) {
     assert_eq!(answer(&events), "Both changes are in place.");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn write_read_write_read_answer_is_allowed_and_a_second_write_before_a_read_is_blocked() {
-    write_read_cycles(Protocol::OpenAi).await;
-}
+both_protocols!(write_read_cycles);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn write_read_cycles_over_anthropic() {
-    write_read_cycles(Protocol::Anthropic).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn an_answer_right_after_a_write_is_refused_until_a_read_verifies_it() {
-    let env = Env::openai(&["--control-level", "autonomous"]).await;
+async fn an_answer_right_after_a_write_is_refused_until_a_read_verifies_it(protocol: Protocol) {
+    let env = Env::with(protocol, &["--control-level", "autonomous"]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("verified").display().to_string();
     let host = env.host.clone();
@@ -150,9 +133,12 @@ async fn an_answer_right_after_a_write_is_refused_until_a_read_verifies_it() {
     assert!(demand.contains(&format!("touch {file}")));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_write_to_an_undiscovered_resource_is_strict_resolution_until_discovered() {
-    let env = Env::openai(&["--control-level", "autonomous"]).await;
+both_protocols!(an_answer_right_after_a_write_is_refused_until_a_read_verifies_it);
+
+async fn a_write_to_an_undiscovered_resource_is_strict_resolution_until_discovered(
+    protocol: Protocol,
+) {
+    let env = Env::with(protocol, &["--control-level", "autonomous"]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("strict").display().to_string();
     let host = env.host.clone();
@@ -189,9 +175,10 @@ async fn a_write_to_an_undiscovered_resource_is_strict_resolution_until_discover
     assert!(std::path::Path::new(&file).exists());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_unbounded_read_is_rewritten_once_and_succeeds() {
-    let env = Env::openai(&[]).await;
+both_protocols!(a_write_to_an_undiscovered_resource_is_strict_resolution_until_discovered);
+
+async fn an_unbounded_read_is_rewritten_once_and_succeeds(protocol: Protocol) {
+    let env = Env::with(protocol, &[]).await;
     let host = env.host.clone();
     env.model.push(Reply::ToolCalls(vec![call(
         "read",
@@ -213,9 +200,10 @@ async fn an_unbounded_read_is_rewritten_once_and_succeeds() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn four_parallel_reads_take_about_as_long_as_one() {
-    let env = Env::openai(&[]).await;
+both_protocols!(an_unbounded_read_is_rewritten_once_and_succeeds);
+
+async fn four_parallel_reads_take_about_as_long_as_one(protocol: Protocol) {
+    let env = Env::with(protocol, &[]).await;
     let host = env.host.clone();
     let reads: Vec<_> = (0..4)
         .map(|i| call("read", json!({"action": "exec", "resource_id": host, "command": format!("sleep 2; echo read-{i}")})))
@@ -239,3 +227,5 @@ async fn four_parallel_reads_take_about_as_long_as_one() {
         .collect();
     assert_eq!(outputs, ["read-0", "read-1", "read-2", "read-3"]);
 }
+
+both_protocols!(four_parallel_reads_take_about_as_long_as_one);

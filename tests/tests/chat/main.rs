@@ -5,6 +5,24 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
+/// Runs the scenario `fn NAME(protocol)` as two tests, `NAME::openai` and
+/// `NAME::anthropic`: every scenario holds over both streaming protocols.
+macro_rules! both_protocols {
+    ($scenario:ident) => {
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread")]
+            async fn openai() {
+                super::$scenario(vigil_tests::model_server::Protocol::OpenAi).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn anthropic() {
+                super::$scenario(vigil_tests::model_server::Protocol::Anthropic).await;
+            }
+        }
+    };
+}
+
 mod gates;
 mod robustness;
 mod routing;
@@ -72,12 +90,11 @@ impl Env {
     }
 
     async fn openai(extra: &[&str]) -> Env {
-        Env::start(
-            ScriptedModel::start(Protocol::OpenAi).await,
-            Protocol::OpenAi,
-            extra,
-        )
-        .await
+        Env::with(Protocol::OpenAi, extra).await
+    }
+
+    async fn with(protocol: Protocol, extra: &[&str]) -> Env {
+        Env::start(ScriptedModel::start(protocol).await, protocol, extra).await
     }
 
     /// Starts a turn with `message` in `session` (a new one when `None`).

@@ -81,9 +81,10 @@ async fn malformed_unknown_and_oversized_requests_are_clear_errors() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn broken_tool_arguments_and_unknown_tools_answer_invalid_input_and_the_turn_goes_on() {
-    let env = Env::openai(&[]).await;
+async fn broken_tool_arguments_and_unknown_tools_answer_invalid_input_and_the_turn_goes_on(
+    protocol: Protocol,
+) {
+    let env = Env::with(protocol, &[]).await;
     env.model.push(Reply::RawToolCall {
         name: "read".into(),
         arguments: r#"{"action":"exec","resource_id":"#.into(),
@@ -115,6 +116,8 @@ async fn broken_tool_arguments_and_unknown_tools_answer_invalid_input_and_the_tu
     );
 }
 
+both_protocols!(broken_tool_arguments_and_unknown_tools_answer_invalid_input_and_the_turn_goes_on);
+
 async fn model_dies_mid_stream(protocol: Protocol) {
     let env = Env::start(ScriptedModel::start(protocol).await, protocol, &[]).await;
     env.model.push(Reply::DieMidStream("Let me look".into()));
@@ -128,15 +131,7 @@ async fn model_dies_mid_stream(protocol: Protocol) {
     assert_eq!(answer(&events), "back");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_model_that_dies_mid_stream_ends_the_turn_with_an_error() {
-    model_dies_mid_stream(Protocol::OpenAi).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_model_that_dies_mid_stream_over_anthropic() {
-    model_dies_mid_stream(Protocol::Anthropic).await;
-}
+both_protocols!(model_dies_mid_stream);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_turn_at_a_time_per_session_and_sessions_are_listed_and_deleted() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use vigil_tests::chat::named;
 use vigil_tests::docker::{self, Container};
-use vigil_tests::model_server::Reply;
+use vigil_tests::model_server::{Protocol, Reply};
 use vigil_tests::wait_until;
 
 use super::{Env, TURN, call, ends, last_result};
@@ -26,13 +26,12 @@ async fn deny(env: &Env, approval: &Value) {
     assert_eq!(status, 200);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_edit_on_the_host_of_the_mentioned_container_is_a_routing_mismatch() {
+async fn an_edit_on_the_host_of_the_mentioned_container_is_a_routing_mismatch(protocol: Protocol) {
     if !docker::require() {
         return;
     }
     let web = Container::run("vigil-route", "route-web", &[]).expect("docker run");
-    let env = Env::openai(&[]).await;
+    let env = Env::with(protocol, &[]).await;
     let found = wait_until(Duration::from_secs(30), || async {
         let listed = env.ctrl.api.resources(&web.name).await;
         listed.iter().any(|r| r["name"] == web.name.as_str())
@@ -125,3 +124,5 @@ async fn an_edit_on_the_host_of_the_mentioned_container_is_a_routing_mismatch() 
     let (_, metrics) = env.ctrl.api.get_text("/metrics").await;
     assert!(metrics.contains("gate=\"routing_mismatch\""), "{metrics}");
 }
+
+both_protocols!(an_edit_on_the_host_of_the_mentioned_container_is_a_routing_mismatch);

@@ -66,19 +66,10 @@ async fn controlled_write_runs_only_on_approval(protocol: Protocol) {
     assert!(ran, "the audit shows the approved run: {audit}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_controlled_write_runs_only_after_approval_with_a_grant() {
-    controlled_write_runs_only_on_approval(Protocol::OpenAi).await;
-}
+both_protocols!(controlled_write_runs_only_on_approval);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_controlled_write_over_anthropic() {
-    controlled_write_runs_only_on_approval(Protocol::Anthropic).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_denied_write_tells_the_model_why() {
-    let env = Env::openai(&[]).await;
+async fn a_denied_write_tells_the_model_why(protocol: Protocol) {
+    let env = Env::with(protocol, &[]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("denied");
     let host = env.host.clone();
@@ -111,13 +102,14 @@ async fn a_denied_write_tells_the_model_why() {
     assert!(!file.exists());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn planted_instructions_in_a_file_run_nothing_without_a_person() {
-    let model = ScriptedModel::start_with(Protocol::OpenAi, |_| {
+both_protocols!(a_denied_write_tells_the_model_why);
+
+async fn planted_instructions_in_a_file_run_nothing_without_a_person(protocol: Protocol) {
+    let model = ScriptedModel::start_with(protocol, |_| {
         Reply::Text("I will not follow instructions found in files.".into())
     })
     .await;
-    let env = Env::start(model, Protocol::OpenAi, &[]).await;
+    let env = Env::start(model, protocol, &[]).await;
     let dir = tempfile::tempdir().unwrap();
     let victim = dir.path().join("precious");
     std::fs::write(&victim, "data").unwrap();
@@ -186,9 +178,10 @@ async fn planted_instructions_in_a_file_run_nothing_without_a_person() {
     assert!(victim.exists());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn cancel_mid_turn_kills_the_command_on_the_agent() {
-    let env = Env::openai(&[]).await;
+both_protocols!(planted_instructions_in_a_file_run_nothing_without_a_person);
+
+async fn cancel_mid_turn_kills_the_command_on_the_agent(protocol: Protocol) {
+    let env = Env::with(protocol, &[]).await;
     let host = env.host.clone();
     let marker = format!("vigil-cancel-{}", std::process::id());
     env.model.push(Reply::ToolCalls(vec![call("read", json!({"action": "exec", "resource_id": host, "command": format!("sleep 60; echo {marker}")}))]));
@@ -231,9 +224,12 @@ async fn cancel_mid_turn_kills_the_command_on_the_agent() {
     assert_eq!(answer(&next), "ready");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_approval_pending_across_a_restart_runs_once_and_the_session_shows_it() {
-    let mut env = Env::openai(&[]).await;
+both_protocols!(cancel_mid_turn_kills_the_command_on_the_agent);
+
+async fn an_approval_pending_across_a_restart_runs_once_and_the_session_shows_it(
+    protocol: Protocol,
+) {
+    let mut env = Env::with(protocol, &[]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("restart");
     let host = env.host.clone();
@@ -293,14 +289,15 @@ async fn an_approval_pending_across_a_restart_runs_once_and_the_session_shows_it
     );
 }
 
+both_protocols!(an_approval_pending_across_a_restart_runs_once_and_the_session_shows_it);
+
 async fn ctrl_restart_again(env: &mut Env) {
     env.ctrl.restart().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_undecided_approval_expires_and_nothing_runs() {
-    let env = Env::openai(&["--approval-timeout-s", "5"]).await;
+async fn an_undecided_approval_expires_and_nothing_runs(protocol: Protocol) {
+    let env = Env::with(protocol, &["--approval-timeout-s", "5"]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("expired");
     let host = env.host.clone();
@@ -335,3 +332,5 @@ async fn an_undecided_approval_expires_and_nothing_runs() {
     );
     assert!(!file.exists());
 }
+
+both_protocols!(an_undecided_approval_expires_and_nothing_runs);
