@@ -8,6 +8,7 @@ pub mod direct;
 pub mod events;
 pub mod gates;
 pub mod history;
+pub mod prefetch;
 pub mod prompt;
 pub mod service;
 pub mod state;

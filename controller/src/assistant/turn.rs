@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::direct;
 use super::events::ChatEvent;
 use super::history;
+use super::prefetch::{Prefetch, prefetch};
 use super::prompt;
 use super::service::{Assistant, Caller};
 use super::state::SessionState;
@@ -114,7 +115,10 @@ impl Turn {
         )
         .await;
         let runner = ToolRunner::new(&self);
-        runner.register_mentions(&mut state, &mentions);
+        let prefetched = self.prefetch(&message, &mentions);
+        for resource in prefetched.matched.iter().cloned() {
+            state.mention(resource);
+        }
         if message.starts_with('/') {
             self.direct(&runner, &mut state, &message).await;
         } else if self.assistant.provider().is_none() {
@@ -126,7 +130,8 @@ impl Turn {
                  without a model: try /query search NAME or /read @HOST uptime",
             );
         } else {
-            self.model_loop(&runner, &mut state).await;
+            self.model_loop(&runner, &mut state, &prefetched.block)
+                .await;
         }
         if self.cancel.is_cancelled() {
             self.error("CANCELLED", "the turn was cancelled");
@@ -189,7 +194,25 @@ impl Turn {
         }
     }
 
-    async fn model_loop(&mut self, runner: &ToolRunner, state: &mut SessionState) {
+    /// Resolves what the message refers to against the inventory.
+    fn prefetch(&self, message: &str, mentions: &[String]) -> Prefetch {
+        let inventory = self.assistant.exec().agents().inventory();
+        let prefetched = prefetch(
+            message,
+            mentions,
+            |text| inventory.search(text, None, 50),
+            |id| inventory.get(id).map(|view| view.resource),
+        );
+        tracing::debug!(matched = prefetched.matched.len(), unmatched = ?prefetched.unmatched, "prefetch");
+        prefetched
+    }
+
+    async fn model_loop(
+        &mut self,
+        runner: &ToolRunner,
+        state: &mut SessionState,
+        prefetched: &str,
+    ) {
         let Some(provider) = self.assistant.provider().cloned() else {
             return;
         };
@@ -210,7 +233,7 @@ impl Turn {
             self.assistant.exec().metrics().iteration();
             let last = self.iterations == MAX_ITERATIONS;
             let request = ChatRequest {
-                system: prompt::system(self.level, &state.context_block()),
+                system: prompt::system(self.level, &state.context_block(), prefetched),
                 messages: messages.clone(),
                 tools: tools.clone(),
                 text_only: last,

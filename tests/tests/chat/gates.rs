@@ -229,3 +229,41 @@ async fn four_parallel_reads_take_about_as_long_as_one(protocol: Protocol) {
 }
 
 both_protocols!(four_parallel_reads_take_about_as_long_as_one);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prefetch_resolves_mentions_before_the_first_model_call() {
+    let env = Env::openai(&[]).await;
+    let hostname = env.ctrl.api.resource(&env.host).await.unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": hostname, "command": "true"}),
+    )]));
+    env.model.push(Reply::Text("ok".into()));
+    let message = format!("why is @{hostname} slow, and what about @nosuchthing?");
+    let stream = env.chat(&message, None, None).await;
+    let needed = stream.wait_for("approval_needed", super::TURN).await;
+    let system = env.model.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains(&format!("{} (host \"{hostname}\", running)", env.host)),
+        "{system}"
+    );
+    assert!(system.contains("commands run there via direct"), "{system}");
+    assert!(
+        system.contains("@nosuchthing matches no known resource"),
+        "{system}"
+    );
+    // The mention resolved the host for this session: the write passed strict resolution.
+    assert_eq!(needed["command"], "true");
+    let id = needed["approval_id"].as_str().unwrap();
+    env.ctrl
+        .api
+        .post(&format!("/api/ai/approvals/{id}/deny"), &json!({}))
+        .await;
+    stream.finish(super::TURN).await;
+}

@@ -125,17 +125,6 @@ impl ToolRunner {
         end
     }
 
-    /// Registers the user's mentions as explicitly chosen (and pinned) resources.
-    pub fn register_mentions(&self, state: &mut SessionState, mentions: &[String]) {
-        for mention in mentions {
-            let name = mention.trim().trim_start_matches('@');
-            match resolve::find(&self.assistant, state, name) {
-                Ok(resource) => state.mention(resource),
-                Err(_) => tracing::debug!(mention = name, "a mention matches no resource"),
-            }
-        }
-    }
-
     /// Runs a batch: gates in order, execution at once, results in order.
     pub async fn run_batch(
         &self,
