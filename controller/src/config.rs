@@ -34,6 +34,10 @@ pub const ENV_GATEWAY_SANS: &str = "VIGIL_GATEWAY_SANS";
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
 /// Environment variable for `--approval-timeout-s`.
 pub const ENV_APPROVAL_TIMEOUT_S: &str = "VIGIL_APPROVAL_TIMEOUT_S";
+/// Environment variable for `--session-token-budget`.
+pub const ENV_SESSION_TOKEN_BUDGET: &str = "VIGIL_SESSION_TOKEN_BUDGET";
+/// Default token budget of a chat session (input plus output tokens).
+pub const DEFAULT_SESSION_TOKEN_BUDGET: u64 = 2_000_000;
 /// Environment variable for `--control-level`.
 pub const ENV_CONTROL_LEVEL: &str = "VIGIL_CONTROL_LEVEL";
 /// Environment variable for `--http-tls`.
@@ -115,6 +119,8 @@ pub struct Config {
     pub approval_timeout_s: u64,
     /// The most a chat session may do with writes (sessions can only narrow it).
     pub control_level: ControlLevel,
+    /// Tokens (input plus output) a chat session may use; 0 for no limit.
+    pub session_token_budget: u64,
     /// Whether `POST /api/raw-exec` exists.
     pub raw_exec: bool,
     /// TLS on the HTTP API, if any.
@@ -257,6 +263,7 @@ impl Config {
             heartbeat: Duration::from_secs(DEFAULT_HEARTBEAT_S),
             approval_timeout_s: DEFAULT_APPROVAL_TIMEOUT_S,
             control_level: ControlLevel::default(),
+            session_token_budget: DEFAULT_SESSION_TOKEN_BUDGET,
             raw_exec: false,
             http_tls: None,
             install_trust_system_roots: false,
@@ -384,6 +391,10 @@ impl Config {
             heartbeat: Duration::from_secs(heartbeat_s),
             approval_timeout_s,
             control_level,
+            session_token_budget: args
+                .session_token_budget
+                .or(file.session_token_budget)
+                .unwrap_or(DEFAULT_SESSION_TOKEN_BUDGET),
             raw_exec: args.test_raw_exec,
             http_tls,
             install_trust_system_roots: args

@@ -115,6 +115,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         exec.clone(),
         approvals.clone(),
         config.control_level,
+        config.session_token_budget,
     );
     let state = ApiState {
         agents: agents.clone(),

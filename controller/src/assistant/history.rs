@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::compaction::rolling_summary;
 use crate::Result;
 use crate::llm::{Message, ToolCall};
 use crate::store::Store;
@@ -31,13 +32,32 @@ pub async fn load(store: &Store, session_id: &str) -> Result<Vec<Message>> {
     Ok(to_messages(&rows))
 }
 
-/// Converts stored rows; a tool result whose call is not in the window is dropped, and
-/// so is a call whose result is missing (a turn that was cut off).
+/// Converts stored rows; a tool result whose call is missing is dropped, and so is a call
+/// whose result is missing (a turn that was cut off). Past [`MAX_HISTORY`] messages, the
+/// older ones become one rolling summary.
 pub fn to_messages(rows: &[MessageRow]) -> Vec<Message> {
-    let start = rows.len().saturating_sub(MAX_HISTORY);
+    let all = convert(rows);
+    if all.len() <= MAX_HISTORY {
+        return all;
+    }
+    let split = all.len() - MAX_HISTORY;
+    let (dropped, kept) = all.split_at(split);
+    let mut out: Vec<Message> = rolling_summary(dropped)
+        .map(|text| Message::User { text })
+        .into_iter()
+        .collect();
+    let kept = kept
+        .iter()
+        .skip_while(|m| matches!(m, Message::Tool { .. }))
+        .cloned();
+    out.extend(kept);
+    drop_unanswered_calls(out)
+}
+
+fn convert(rows: &[MessageRow]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut open: Vec<String> = Vec::new();
-    for row in &rows[start..] {
+    for row in rows {
         let data = row.data.as_ref();
         match row.role.as_str() {
             "user" => out.push(Message::User {
@@ -153,5 +173,25 @@ mod tests {
         };
         assert_eq!(tool_calls.len(), 1, "c2 had no result");
         assert!(matches!(&messages[3], Message::User { text } if text.starts_with("(Vigil note)")));
+    }
+
+    #[test]
+    fn a_long_session_keeps_a_rolling_summary() {
+        let mut rows = Vec::new();
+        for i in 0..60 {
+            rows.push(row("user", &format!("question {i}"), None));
+            rows.push(row("assistant", &format!("answer {i}"), None));
+        }
+        let messages = to_messages(&rows);
+        assert_eq!(messages.len(), MAX_HISTORY + 1);
+        let Message::User { text } = &messages[0] else {
+            panic!()
+        };
+        assert!(
+            text.contains("asked: question 19") && text.contains("answered: answer 19"),
+            "{text}"
+        );
+        assert!(text.lines().count() <= 31, "the summary is bounded: {text}");
+        assert!(matches!(&messages[1], Message::User { text } if text == "question 20"));
     }
 }

@@ -4,6 +4,7 @@
 //! ([`direct`]), the stored conversation ([`history`]), the prompt ([`prompt`]) and the
 //! exact chat events of DESIGN §8 ([`events`]).
 
+pub mod compaction;
 pub mod direct;
 pub mod events;
 pub mod gates;

@@ -57,6 +57,7 @@ struct Inner {
     exec: ExecService,
     approvals: Approvals,
     ceiling: ControlLevel,
+    token_budget: u64,
     sessions: Mutex<HashMap<String, Arc<tokio::sync::Mutex<SessionState>>>>,
     turns: Mutex<HashMap<String, CancellationToken>>,
 }
@@ -87,6 +88,7 @@ impl Assistant {
         exec: ExecService,
         approvals: Approvals,
         ceiling: ControlLevel,
+        token_budget: u64,
     ) -> Self {
         Assistant {
             inner: Arc::new(Inner {
@@ -94,6 +96,7 @@ impl Assistant {
                 exec,
                 approvals,
                 ceiling,
+                token_budget,
                 sessions: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
             }),
@@ -103,6 +106,11 @@ impl Assistant {
     /// The model, when one is configured.
     pub fn provider(&self) -> Option<&Arc<dyn ModelProvider>> {
         self.inner.provider.as_ref()
+    }
+
+    /// Tokens a session may use (0: no limit).
+    pub fn token_budget(&self) -> u64 {
+        self.inner.token_budget
     }
 
     /// The exec service.
@@ -221,9 +229,12 @@ impl Assistant {
             session_id: session.id.clone(),
             control_level: level.as_str().into(),
         });
+        let used =
+            u64::try_from(session.input_tokens.saturating_add(session.output_tokens)).unwrap_or(0);
         let turn = Turn::new(
             self.clone(),
             session.id.clone(),
+            used,
             self.session_state(&session.id),
             level,
             caller,

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::Conversation;
 use super::direct;
 use super::events::ChatEvent;
 use super::history;
@@ -36,6 +37,8 @@ pub const WRAP_UP_AFTER: [u32; 2] = [12, 18];
 pub struct Turn {
     pub(super) assistant: Assistant,
     pub(super) session_id: String,
+    /// Tokens the session used before this turn.
+    tokens_before: u64,
     state: Arc<tokio::sync::Mutex<SessionState>>,
     pub(super) level: ControlLevel,
     pub(super) caller: Caller,
@@ -49,9 +52,11 @@ pub struct Turn {
 
 impl Turn {
     /// A turn of `session_id` at `level`, sending its events on `events`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         assistant: Assistant,
         session_id: String,
+        tokens_before: u64,
         state: Arc<tokio::sync::Mutex<SessionState>>,
         level: ControlLevel,
         caller: Caller,
@@ -61,6 +66,7 @@ impl Turn {
         Turn {
             assistant,
             session_id,
+            tokens_before,
             state,
             level,
             caller,
@@ -216,8 +222,8 @@ impl Turn {
         let Some(provider) = self.assistant.provider().cloned() else {
             return;
         };
-        let mut messages = match history::load(self.assistant.store(), &self.session_id).await {
-            Ok(messages) => messages,
+        let mut conversation = match history::load(self.assistant.store(), &self.session_id).await {
+            Ok(messages) => Conversation::from_history(messages),
             Err(error) => {
                 self.error(
                     "INTERNAL",
@@ -228,20 +234,32 @@ impl Turn {
         };
         let tools = prompt::tool_specs();
         let mut nudged = 0usize;
+        let mut text_only_next = false;
         while self.iterations < MAX_ITERATIONS && !self.cancel.is_cancelled() {
+            if self.over_budget() {
+                return;
+            }
             self.iterations += 1;
             self.assistant.exec().metrics().iteration();
             let last = self.iterations == MAX_ITERATIONS;
+            conversation.compact(self.iterations, |_, _| None);
             let request = ChatRequest {
                 system: prompt::system(self.level, &state.context_block(), prefetched),
-                messages: messages.clone(),
+                messages: conversation.messages().to_vec(),
                 tools: tools.clone(),
-                text_only: last,
+                text_only: last || text_only_next,
                 max_tokens: None,
             };
-            let Some((text, calls)) = self.call_model(provider.as_ref(), &request).await else {
+            let Some((text, mut calls)) = self.call_model(provider.as_ref(), &request).await else {
                 return;
             };
+            if request.text_only && !calls.is_empty() {
+                tracing::info!(
+                    calls = calls.len(),
+                    "ignoring tool calls of a text-only model call"
+                );
+                calls.clear();
+            }
             if calls.is_empty() {
                 match state.check_final_answer() {
                     Ok(()) => {
@@ -257,11 +275,14 @@ impl Turn {
                             text: String::new(),
                             reason: "the last write is not verified yet; the assistant reads before answering".into(),
                         });
-                        messages.push(Message::Assistant {
-                            text,
-                            tool_calls: Vec::new(),
-                        });
-                        messages.push(Message::User { text: demand });
+                        conversation.push(
+                            Message::Assistant {
+                                text,
+                                tool_calls: Vec::new(),
+                            },
+                            self.iterations,
+                        );
+                        conversation.push(Message::User { text: demand }, self.iterations);
                         continue;
                     }
                     Err(_) => {
@@ -275,11 +296,17 @@ impl Turn {
             }
             self.store_message("assistant", &text, Some(json!({ "tool_calls": calls.iter().map(history::call_json).collect::<Vec<_>>() })))
                 .await;
-            messages.push(Message::Assistant {
-                text,
-                tool_calls: calls.clone(),
-            });
+            conversation.push(
+                Message::Assistant {
+                    text,
+                    tool_calls: calls.clone(),
+                },
+                self.iterations,
+            );
+            let was_verifying = state.fsm_state() == "verifying";
             let outcomes = self.run_calls(runner, state, &calls).await;
+            // A write verified by a read ends the work: the next call answers in text.
+            text_only_next = was_verifying && state.fsm_state() == "reading";
             for outcome in outcomes {
                 let content = outcome.envelope.to_text();
                 self.store_message(
@@ -288,25 +315,49 @@ impl Turn {
                     Some(json!({ "tool_call_id": outcome.call.id, "name": outcome.call.name })),
                 )
                 .await;
-                messages.push(Message::Tool {
-                    tool_call_id: outcome.call.id.clone(),
-                    name: outcome.call.name.clone(),
-                    content,
-                });
+                conversation.push(
+                    Message::Tool {
+                        tool_call_id: outcome.call.id.clone(),
+                        name: outcome.call.name.clone(),
+                        content,
+                    },
+                    self.iterations,
+                );
             }
             if let Some(&limit) = WRAP_UP_AFTER.get(nudged)
                 && self.tool_calls >= limit
             {
                 nudged += 1;
-                messages.push(Message::User {
-                    text: format!(
-                        "(Vigil: {} tool calls so far in this turn. Wrap up: answer with what you found, \
-                         or make only the calls you still need.)",
-                        self.tool_calls
-                    ),
-                });
+                conversation.push(
+                    Message::User {
+                        text: format!(
+                            "(Vigil: {} tool calls so far in this turn. Wrap up: answer with what you found, \
+                             or make only the calls you still need.)",
+                            self.tool_calls
+                        ),
+                    },
+                    self.iterations,
+                );
             }
         }
+        tracing::debug!(saved_chars = conversation.saved, "compaction");
+    }
+
+    /// True (after saying so) when the session used its token budget.
+    fn over_budget(&self) -> bool {
+        let budget = self.assistant.token_budget();
+        let used = self.tokens_before + self.input_tokens + self.output_tokens;
+        if budget == 0 || used < budget {
+            return false;
+        }
+        self.error(
+            "BUDGET_EXCEEDED",
+            format!(
+                "this session used {used} tokens, its budget is {budget} (--session-token-budget): \
+                 start a new session to go on"
+            ),
+        );
+        true
     }
 
     /// One streamed model call: the text (streamed as `content`) and the tool calls.

@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// still signed and audited). Chat sessions can only narrow it.
     #[arg(long, env = ENV_CONTROL_LEVEL, value_name = "LEVEL")]
     pub control_level: Option<String>,
+    /// [key session_token_budget] Tokens (input plus output) one chat session may use before
+    /// its turns stop with BUDGET_EXCEEDED (default 2000000; 0 for no limit).
+    #[arg(long, env = ENV_SESSION_TOKEN_BUDGET, value_name = "TOKENS")]
+    pub session_token_budget: Option<u64>,
     /// [key http_tls] Serve the HTTP API over TLS, with a certificate from the controller's
     /// CA (or --http-cert/--http-key); install lines then pin its public key.
     #[arg(long, env = ENV_HTTP_TLS, num_args = 0..=1, require_equals = true,

@@ -82,17 +82,41 @@ async fn write_read_cycles(protocol: Protocol) {
     env.model.push(write("one"));
     env.model.push(write("two")); // before a read: FSM_BLOCKED
     env.model.push(read.clone());
+    env.model
+        .push(Reply::Text("The first change is in place.".into()));
+    let stream = env
+        .chat("append to the file", None, Some("autonomous"))
+        .await;
+    let session = stream.wait_for("session", super::TURN).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let events = stream.finish(super::TURN).await;
+    let codes: Vec<Option<String>> = ends(&events).into_iter().map(|e| e.2).collect();
+    assert_eq!(
+        codes,
+        [None, None, Some("FSM_BLOCKED".into()), None],
+        "{events:#?}"
+    );
+    // The call after a write verified by a read answers in text: no tools offered.
+    let after_verify = env.model.requests()[4].clone();
+    let offered = match protocol {
+        Protocol::OpenAi => after_verify.get("tools").is_some_and(|t| !t.is_null()),
+        Protocol::Anthropic => after_verify["tool_choice"]["type"] != "none",
+    };
+    assert!(!offered, "{after_verify}");
+    // Write → read → answer again in the same session.
     env.model.push(write("three"));
     env.model.push(read);
     env.model
         .push(Reply::Text("Both changes are in place.".into()));
-    let events = env.turn("append to the file", Some("autonomous")).await;
+    let events = env
+        .chat("and another line", Some(&session), Some("autonomous"))
+        .await
+        .finish(super::TURN)
+        .await;
     let codes: Vec<Option<String>> = ends(&events).into_iter().map(|e| e.2).collect();
-    assert_eq!(
-        codes,
-        [None, None, Some("FSM_BLOCKED".into()), None, None, None],
-        "{events:#?}"
-    );
+    assert_eq!(codes, [None, None], "{events:#?}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\nthree\n");
     assert_eq!(answer(&events), "Both changes are in place.");
 }

@@ -311,3 +311,30 @@ async fn a_viewer_chats_only_read_only_and_cannot_decide_approvals() {
         .await;
     assert_eq!(status, 403, "approving needs the operator role");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_past_its_token_budget_stops_with_a_clear_message() {
+    let env = Env::openai(&["--session-token-budget", "5"]).await;
+    env.model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": env.host}),
+    )]));
+    env.model.push(Reply::Text("never sent".into()));
+    let events = env.turn("hello", None).await;
+    let errors = named(&events, "error");
+    assert_eq!(errors.len(), 1, "{events:#?}");
+    assert_eq!(errors[0]["code"], "BUDGET_EXCEEDED");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("start a new session")
+    );
+    assert_eq!(
+        env.model.request_count(),
+        1,
+        "the loop stopped before a second model call"
+    );
+    let done = named(&events, "done")[0];
+    assert!(done["input_tokens"].as_u64().unwrap() + done["output_tokens"].as_u64().unwrap() >= 5);
+}
