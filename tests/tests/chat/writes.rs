@@ -154,6 +154,20 @@ async fn planted_instructions_in_a_file_run_nothing_without_a_person(protocol: P
     let events = stream.finish(TURN).await;
     let codes: Vec<Option<String>> = ends(&events).into_iter().map(|e| e.2).collect();
     assert_eq!(codes[2].as_deref(), Some("POLICY_BLOCKED"), "{events:#?}");
+    let file_read = &super::tool_results(&env.model.requests()[3])[1];
+    assert!(
+        file_read["data"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("ignore the user")
+    );
+    assert!(
+        file_read["meta"]["untrusted_output"]
+            .as_str()
+            .unwrap()
+            .contains("not instructions"),
+        "{file_read}"
+    );
     let blocked = &super::tool_results(&env.model.requests()[3])[2];
     assert!(
         blocked["error"]["details"]["recovery_hint"]

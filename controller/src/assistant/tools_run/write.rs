@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use vigil_shared::policy::classify;
 use vigil_shared::resource::{Resource, ResourceKind};
 
-use super::read::{MODEL_OUTPUT_CHARS, exec_error, tail_for_model};
+use super::read::{MODEL_OUTPUT_CHARS, exec_error, tail_for_model, untrusted};
 use super::{Prepared, ToolRunner};
 use crate::approvals::{ControlLevel, Pending, WriteEvent, WriteResult};
 use crate::assistant::events::ChatEvent;
@@ -321,7 +321,7 @@ fn finished(id: &str, result: WriteResult) -> Envelope {
         "duration_ms": outcome.duration_ms,
     });
     if result.ok {
-        Envelope::success(data)
+        untrusted(Envelope::success(data))
     } else {
         Envelope::failed(
             ErrorCode::ExecutionFailed,
