@@ -16,6 +16,7 @@ pub mod install;
 pub mod join_tokens;
 pub mod json_body;
 pub mod metrics;
+pub mod openai_compat;
 pub mod raw_exec;
 pub mod request_span;
 pub mod resources;
@@ -80,7 +81,9 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/ai/sessions", get(chat::list))
         .route("/api/ai/sessions/{id}", get(chat::get).delete(chat::delete))
         .route("/api/ai/sessions/{id}/messages", get(chat::messages))
-        .route("/api/ai/sessions/{id}/cancel", post(chat::cancel));
+        .route("/api/ai/sessions/{id}/cancel", post(chat::cancel))
+        .route("/v1/models", get(openai_compat::models))
+        .route("/v1/chat/completions", post(openai_compat::completions));
     let operator = Router::new()
         .route("/api/exec/write", post(approvals::request_write))
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))

@@ -162,6 +162,17 @@ impl Assistant {
         caller: Caller,
         body: ChatBody,
     ) -> Result<mpsc::UnboundedReceiver<ChatEvent>> {
+        self.start_turn_with_history(caller, body, Vec::new()).await
+    }
+
+    /// [`Assistant::start_turn`] in a new session that first gets `earlier` (role, text)
+    /// messages: the conversation a stateless client (the OpenAI-compatible endpoint) sends.
+    pub async fn start_turn_with_history(
+        &self,
+        caller: Caller,
+        body: ChatBody,
+        earlier: Vec<(String, String)>,
+    ) -> Result<mpsc::UnboundedReceiver<ChatEvent>> {
         let message = body.message.trim().to_owned();
         if message.is_empty() {
             return Err(Error::InvalidInput("message is empty".into()));
@@ -190,9 +201,15 @@ impl Assistant {
                 let level =
                     ControlLevel::for_session(body.control_level, self.inner.ceiling, caller.role)?;
                 let title: String = message.chars().take(80).collect();
-                store
+                let session = store
                     .create_session(&id, &title, &caller.name, level.as_str(), unix_now())
-                    .await?
+                    .await?;
+                for (role, text) in &earlier {
+                    store
+                        .append_message(&id, role, text, None, unix_now())
+                        .await?;
+                }
+                session
             }
         };
         let stored: ControlLevel = session

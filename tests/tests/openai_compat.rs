@@ -1,0 +1,133 @@
+//! Vigil as an OpenAI-compatible model: the official `openai` Python package (installed
+//! from PyPI into a virtual environment this test creates) lists models and runs chat
+//! completions, streaming and not, against a real controller whose model is the scripted
+//! server. Skips without python3 unless `CI` is set.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
+use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
+
+fn venv_with_openai(dir: &Path) -> Option<std::path::PathBuf> {
+    let python = Command::new("python3").arg("--version").output();
+    if python.is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is needed under CI"
+        );
+        eprintln!("skipping: needs python3");
+        return None;
+    }
+    let venv = dir.join("venv");
+    let made = Command::new("python3")
+        .arg("-m")
+        .arg("venv")
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(
+        made.success(),
+        "python3 -m venv failed (apt-get install python3-venv)"
+    );
+    let pip = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "openai>=1.40,<3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        pip.status.success(),
+        "pip install openai: {}",
+        String::from_utf8_lossy(&pip.stderr)
+    );
+    Some(venv.join("bin/python"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(python) = tokio::task::spawn_blocking({
+        let dir = dir.path().to_owned();
+        move || venv_with_openai(&dir)
+    })
+    .await
+    .unwrap() else {
+        return;
+    };
+    let model = ScriptedModel::start(Protocol::OpenAi).await;
+    let ctrl = Controller::start(ControllerOptions {
+        extra_args: [
+            "--llm-provider",
+            "openai",
+            "--llm-base-url",
+            &model.base_url(),
+            "--llm-model",
+            "scripted",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..Default::default()
+    })
+    .await;
+    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
+    let id = agent.state.id.clone();
+    assert!(wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await);
+    let host = format!("host:{id}");
+    assert!(
+        wait_until(Duration::from_secs(30), || async {
+            ctrl.api.resource(&host).await.is_some()
+        })
+        .await
+    );
+    model.push(Reply::Text("Hello from Vigil.".into()));
+    model.push(Reply::ToolCalls(vec![(
+        "read".into(),
+        json!({"action": "exec", "resource_id": host, "command": "uptime"}),
+    )]));
+    model.push(Reply::Text("It is up.".into()));
+    let base = format!("{}/v1", ctrl.api.base());
+    let token = ctrl.api.token().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/openai/client.py"
+            ))
+            .env("BASE", base)
+            .env("TOKEN", token)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let checks: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let check = |name: &str| checks.iter().find(|c| c["check"] == name).unwrap()["value"].clone();
+    assert_eq!(check("models"), json!(["vigil"]));
+    assert_eq!(check("plain"), "Hello from Vigil.");
+    assert!(check("plain_usage").as_u64().unwrap() > 0);
+    let stream = check("stream");
+    let stream = stream.as_str().unwrap();
+    assert!(stream.contains("read exec `uptime`"), "{stream}");
+    assert!(stream.ends_with("It is up."), "{stream}");
+    assert_eq!(check("wrong_token"), 401);
+    // The stateless client's earlier messages reached the model.
+    let second = model.requests()[1].to_string();
+    assert!(second.contains("hello again"), "{second}");
+}
