@@ -2,11 +2,13 @@
 //! use, with no server or async code in it. Start with [`policy`], the command classifier
 //! that decides whether a shell command is provably read-only (`policy::classify`); then
 //! [`grant`] (the signed permission for one write), [`ids`] (agent identities and execution
-//! targets), [`resource`] (the inventory's resource ids and resources) and [`tls`]
-//! (certificate fingerprints and identities).
+//! targets), [`resource`] (the inventory's resource ids and resources), [`redact`] (secret
+//! redaction of tool output before it reaches the model, the chat stream, the store or the
+//! logs) and [`tls`] (certificate fingerprints and identities).
 
 pub mod grant;
 pub mod ids;
 pub mod policy;
+pub mod redact;
 pub mod resource;
 pub mod tls;
