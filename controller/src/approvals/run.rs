@@ -168,7 +168,8 @@ fn outcome_text(row: &ApprovalRow, result: &WriteResult) -> String {
     let mut text = format!("Approved write `{}`: {}", row.command, result.summary);
     if let Some(outcome) = &result.outcome {
         for (name, output) in [("output", &outcome.stdout), ("errors", &outcome.stderr)] {
-            let tail = tail_chars(output, OUTCOME_TAIL_CHARS);
+            let output = vigil_shared::redact::redact(output).text;
+            let tail = tail_chars(&output, OUTCOME_TAIL_CHARS);
             if !tail.trim().is_empty() {
                 text.push_str(&format!("\n{name} (end):\n{tail}"));
             }

@@ -26,6 +26,7 @@ macro_rules! both_protocols {
 mod gates;
 mod robustness;
 mod routing;
+mod secrets;
 mod writes;
 
 use std::time::Duration;

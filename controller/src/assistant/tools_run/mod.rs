@@ -7,6 +7,7 @@
 //! `suggested_rewrite`) is retried once with the rewrite; a routing mismatch names the
 //! right target for the model to use.
 
+mod output;
 mod read;
 mod resolve;
 mod write;

@@ -6,16 +6,13 @@ use serde_json::{Value, json};
 use vigil_shared::policy::classify;
 use vigil_shared::resource::{Resource, ResourceKind};
 
+use super::output::{OutputEvents, outcome_data};
 use super::{Prepared, ToolRunner};
 use crate::Error;
 use crate::approvals::tool_code;
-use crate::assistant::events::ChatEvent;
 use crate::exec::{ExecSpec, Mode, Route, require_read};
 use crate::tools::commands;
 use crate::tools::envelope::{Envelope, ErrorCode};
-
-/// Characters of each output stream the model gets (the end is kept).
-pub const MODEL_OUTPUT_CHARS: usize = 16 * 1024;
 
 /// A command and the resource it runs in.
 pub(super) struct Planned {
@@ -203,15 +200,6 @@ pub(super) fn exec_error(error: &Error) -> Envelope {
     Envelope::failed(code, error.to_string(), retryable, json!({}))
 }
 
-/// The last `n` characters of `text`, marked when cut.
-pub(super) fn tail_for_model(text: &str, n: usize) -> (String, bool) {
-    let count = text.chars().count();
-    if count <= n {
-        return (text.to_owned(), false);
-    }
-    (text.chars().skip(count - n).collect(), true)
-}
-
 /// Routes `resource` and runs `command` as a READ, streaming output events.
 pub(super) async fn run_read(
     runner: &ToolRunner,
@@ -241,29 +229,17 @@ pub(super) async fn run_read(
         Ok(running) => running,
         Err(error) => return exec_error(&error),
     };
+    let mut events = OutputEvents::new(runner, call_id);
     let collected = tokio::select! {
         () = runner.cancel.cancelled() => return cancelled(),
-        outcome = running.collect(|stream, text| runner.emit(ChatEvent::ToolOutput {
-            tool_call_id: call_id.to_owned(),
-            stream: stream.as_str(),
-            text: text.to_owned(),
-        })) => outcome,
+        outcome = running.collect(|stream, text| events.push(stream, text)) => outcome,
     };
+    events.finish();
     match collected {
-        Ok(outcome) => {
-            let (stdout, cut_out) = tail_for_model(&outcome.stdout, MODEL_OUTPUT_CHARS);
-            let (stderr, cut_err) = tail_for_model(&outcome.stderr, MODEL_OUTPUT_CHARS / 4);
-            untrusted(Envelope::success(json!({
-                "resource_id": resource.id.to_string(),
-                "command": command,
-                "exit_code": outcome.exit_code,
-                "signal": outcome.signal,
-                "stdout": stdout,
-                "stderr": stderr,
-                "truncated": outcome.truncated || cut_out || cut_err,
-                "duration_ms": outcome.duration_ms,
-            })))
-        }
+        Ok(outcome) => untrusted(Envelope::success(outcome_data(
+            &outcome,
+            json!({ "resource_id": resource.id.to_string(), "command": command }),
+        ))),
         Err(error) => exec_error(&error),
     }
 }

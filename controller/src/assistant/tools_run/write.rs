@@ -10,7 +10,8 @@ use tokio::time::Instant;
 use vigil_shared::policy::classify;
 use vigil_shared::resource::{Resource, ResourceKind};
 
-use super::read::{MODEL_OUTPUT_CHARS, exec_error, tail_for_model, untrusted};
+use super::output::{OutputEvents, outcome_data};
+use super::read::{exec_error, untrusted};
 use super::{Prepared, ToolRunner};
 use crate::approvals::{ControlLevel, Pending, WriteEvent, WriteResult};
 use crate::assistant::events::ChatEvent;
@@ -216,6 +217,7 @@ async fn wait(runner: &ToolRunner, prepared: &Prepared, mut pending: Pending) ->
     let expires_in = u64::try_from(pending.row.expires_at.saturating_sub(unix_now())).unwrap_or(0);
     let mut deadline = Instant::now() + Duration::from_secs(expires_in);
     let mut approved = false;
+    let mut output = OutputEvents::new(runner, &prepared.call.id);
     loop {
         let event = tokio::select! {
             () = tokio::time::sleep_until(deadline) => None,
@@ -289,12 +291,11 @@ async fn wait(runner: &ToolRunner, prepared: &Prepared, mut pending: Pending) ->
                     json!({ "approval_id": id }),
                 );
             }
-            Some(WriteEvent::Output(stream, text)) => runner.emit(ChatEvent::ToolOutput {
-                tool_call_id: prepared.call.id.clone(),
-                stream: stream.as_str(),
-                text,
-            }),
-            Some(WriteEvent::Finished(result)) => return finished(&id, result),
+            Some(WriteEvent::Output(stream, text)) => output.push(stream, &text),
+            Some(WriteEvent::Finished(result)) => {
+                output.finish();
+                return finished(&id, result);
+            }
         }
     }
 }
@@ -309,17 +310,7 @@ fn finished(id: &str, result: WriteResult) -> Envelope {
         };
         return Envelope::failed(code, result.summary, false, json!({ "approval_id": id }));
     };
-    let (stdout, cut_out) = tail_for_model(&outcome.stdout, MODEL_OUTPUT_CHARS);
-    let (stderr, cut_err) = tail_for_model(&outcome.stderr, MODEL_OUTPUT_CHARS / 4);
-    let data = json!({
-        "approval_id": id,
-        "exit_code": outcome.exit_code,
-        "signal": outcome.signal,
-        "stdout": stdout,
-        "stderr": stderr,
-        "truncated": outcome.truncated || cut_out || cut_err,
-        "duration_ms": outcome.duration_ms,
-    });
+    let data = outcome_data(&outcome, json!({ "approval_id": id }));
     if result.ok {
         untrusted(Envelope::success(data))
     } else {
