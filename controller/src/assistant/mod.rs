@@ -2,7 +2,7 @@
 //! keeps each session's in-memory gates ([`service`], [`state`]), the gates themselves,
 //! pure logic ([`gates`]), the tool calls run through them ([`tools_run`]), direct mode
 //! ([`direct`]), the stored conversation ([`history`]), the prompt ([`prompt`]) and the
-//! exact chat events of DESIGN §8 ([`events`]).
+//! exact chat events of DESIGN §8 ([`events`]), and what local models get wrong ([`quirks`]).
 
 pub mod compaction;
 pub mod direct;
@@ -11,6 +11,7 @@ pub mod gates;
 pub mod history;
 pub mod prefetch;
 pub mod prompt;
+pub mod quirks;
 pub mod service;
 pub mod state;
 pub mod tools_run;

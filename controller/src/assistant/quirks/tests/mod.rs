@@ -1,0 +1,2 @@
+mod recover;
+mod visible;
