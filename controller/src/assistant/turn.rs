@@ -18,6 +18,7 @@ use super::events::ChatEvent;
 use super::history;
 use super::prefetch::{Prefetch, prefetch};
 use super::prompt;
+use super::quirks::{VisibleText, recover_tool_calls};
 use super::service::{Assistant, Caller};
 use super::state::SessionState;
 use super::tools_run::{CallOutcome, ToolRunner};
@@ -379,6 +380,7 @@ impl Turn {
             }
         };
         let (mut text, mut calls) = (String::new(), Vec::new());
+        let mut visible = VisibleText::new();
         loop {
             let event = tokio::select! {
                 () = self.cancel.cancelled() => return None,
@@ -387,8 +389,11 @@ impl Turn {
             match event {
                 None | Some(Ok(StreamEvent::Finished { .. })) => break,
                 Some(Ok(StreamEvent::TextDelta(delta))) => {
-                    text.push_str(&delta);
-                    self.emit(ChatEvent::Content { text: delta });
+                    let shown = visible.push(&delta);
+                    if !shown.is_empty() {
+                        text.push_str(&shown);
+                        self.emit(ChatEvent::Content { text: shown });
+                    }
                 }
                 Some(Ok(StreamEvent::ToolCall(call))) => calls.push(call),
                 Some(Ok(StreamEvent::Usage {
@@ -412,12 +417,45 @@ impl Turn {
                 }
             }
         }
+        let rest = visible.finish();
+        if !rest.is_empty() {
+            text.push_str(&rest);
+            self.emit(ChatEvent::Content { text: rest });
+        }
+        if calls.is_empty() && !request.text_only {
+            self.recover_text_calls(&mut text, &mut calls);
+        }
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             calls = calls.len(),
             "model answered"
         );
         Some((text, calls))
+    }
+
+    /// Tool calls a local model wrote into its text become real calls (through the same
+    /// gates); the visible answer is replaced by the text around them.
+    fn recover_text_calls(&mut self, text: &mut String, calls: &mut Vec<ToolCall>) {
+        let names: Vec<&str> = crate::tools::table::TOOLS.iter().map(|t| t.name).collect();
+        let Some(recovered) = recover_tool_calls(text, &names) else {
+            return;
+        };
+        tracing::info!(
+            calls = recovered.calls.len(),
+            "recovered tool calls written as text"
+        );
+        for (n, call) in recovered.calls.into_iter().enumerate() {
+            calls.push(ToolCall {
+                id: format!("text_{}_{n}", uuid::Uuid::new_v4().simple()),
+                name: call.name,
+                arguments: call.arguments,
+            });
+        }
+        self.emit(ChatEvent::ContentReplaced {
+            text: recovered.text.clone(),
+            reason: "the model wrote its tool call as text; it runs as a tool call".into(),
+        });
+        *text = recovered.text;
     }
 
     fn model_error(&self, error: &LlmError) {
