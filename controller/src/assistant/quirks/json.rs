@@ -173,13 +173,12 @@ pub(super) fn salvage(body: &str, tools: &[&str]) -> Option<RecoveredCall> {
 /// follow it), else the raw text without the call object's closing brace.
 fn loose_arguments(rest: &str) -> String {
     let rest = rest.trim();
-    if let Some((value, used)) = value_prefix(rest) {
-        if rest[used..]
+    if let Some((value, used)) = value_prefix(rest)
+        && rest[used..]
             .trim_matches(|c: char| c == '}' || c.is_whitespace())
             .is_empty()
-        {
-            return arguments_text(Some(&value));
-        }
+    {
+        return arguments_text(Some(&value));
     }
     rest.strip_suffix('}').unwrap_or(rest).trim_end().to_owned()
 }

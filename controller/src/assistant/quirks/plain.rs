@@ -19,10 +19,10 @@ pub(super) fn find_fenced(text: &str, tools: &[&str], finds: &mut Finds) {
             break;
         };
         let end = close + FENCE.len();
-        if finds.covering(open, end).is_none() {
-            if let Some(calls) = calls_whole(&text[body..close], tools) {
-                finds.add(open, end, calls);
-            }
+        if finds.covering(open, end).is_none()
+            && let Some(calls) = calls_whole(&text[body..close], tools)
+        {
+            finds.add(open, end, calls);
         }
         from = end;
     }
@@ -35,10 +35,12 @@ pub(super) fn find_bare(text: &str, tools: &[&str], finds: &mut Finds) {
     let candidates = candidates(text, tools, finds);
     if candidates.is_empty() {
         let whole = text.trim();
-        if finds.0.is_empty() && whole.starts_with('{') && whole.ends_with('}') {
-            if let Some(call) = salvage(whole, tools) {
-                finds.add(0, text.len(), vec![call]);
-            }
+        if finds.0.is_empty()
+            && whole.starts_with('{')
+            && whole.ends_with('}')
+            && let Some(call) = salvage(whole, tools)
+        {
+            finds.add(0, text.len(), vec![call]);
         }
         return;
     }
