@@ -299,3 +299,47 @@ fn arguments_are_normalized() {
     );
     assert_eq!(normalize_arguments("{broken"), "{broken");
 }
+
+#[test]
+fn any_mixture_of_fragments_is_handled_without_panic() {
+    let fragments = [
+        "<tool_call>",
+        "</tool_call>",
+        "{\"name\": \"read\", ",
+        "\"arguments\": {",
+        "}",
+        "]",
+        "[",
+        "<function=read>",
+        "</function>",
+        "<parameter=action>",
+        "```json\n",
+        "```",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<think>",
+        "</think>",
+        "<|im_end|>",
+        "日本",
+        "ü",
+        "\n",
+        "<｜DSML｜invoke name=\"",
+        "\">",
+        "\"",
+    ];
+    let mut seed: u64 = 7;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..8 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.push_str(fragments[(seed >> 33) as usize % fragments.len()]);
+        }
+        let _ = recover(&text);
+        let _ = super::super::strip_reasoning(&text);
+    }
+}
