@@ -381,6 +381,7 @@ impl Turn {
         };
         let (mut text, mut calls) = (String::new(), Vec::new());
         let mut visible = VisibleText::new();
+        let mut raw = String::new();
         loop {
             let event = tokio::select! {
                 () = self.cancel.cancelled() => return None,
@@ -389,6 +390,7 @@ impl Turn {
             match event {
                 None | Some(Ok(StreamEvent::Finished { .. })) => break,
                 Some(Ok(StreamEvent::TextDelta(delta))) => {
+                    raw.push_str(&delta);
                     let shown = visible.push(&delta);
                     if !shown.is_empty() {
                         text.push_str(&shown);
@@ -423,7 +425,7 @@ impl Turn {
             self.emit(ChatEvent::Content { text: rest });
         }
         if calls.is_empty() && !request.text_only {
-            self.recover_text_calls(&mut text, &mut calls);
+            self.recover_text_calls(&raw, &mut text, &mut calls);
         }
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -435,9 +437,9 @@ impl Turn {
 
     /// Tool calls a local model wrote into its text become real calls (through the same
     /// gates); the visible answer is replaced by the text around them.
-    fn recover_text_calls(&mut self, text: &mut String, calls: &mut Vec<ToolCall>) {
+    fn recover_text_calls(&mut self, raw: &str, text: &mut String, calls: &mut Vec<ToolCall>) {
         let names: Vec<&str> = crate::tools::table::TOOLS.iter().map(|t| t.name).collect();
-        let Some(recovered) = recover_tool_calls(text, &names) else {
+        let Some(recovered) = recover_tool_calls(raw, &names) else {
             return;
         };
         tracing::info!(
