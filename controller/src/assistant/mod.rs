@@ -2,13 +2,14 @@
 //! keeps each session's in-memory gates ([`service`], [`state`]), the gates themselves,
 //! pure logic ([`gates`]), the tool calls run through them ([`tools_run`]), direct mode
 //! ([`direct`]), the stored conversation ([`history`]), the prompt ([`prompt`]), the
-//! exact chat events of DESIGN §8 ([`events`]) and phantom detection of final answers
-//! ([`phantom`]).
+//! exact chat events of DESIGN §8 ([`events`]), the knowledge accumulator and its gate
+//! ([`knowledge`]) and phantom detection of final answers ([`phantom`]).
 
 pub mod direct;
 pub mod events;
 pub mod gates;
 pub mod history;
+pub mod knowledge;
 pub mod phantom;
 pub mod prompt;
 pub mod service;
