@@ -10,6 +10,7 @@ use super::gates::context::ResolvedContext;
 use super::gates::fsm::SessionFsm;
 use super::gates::loops::LoopGuard;
 use super::gates::routing;
+use super::knowledge::Knowledge;
 use crate::tools::call::ToolCall;
 use crate::tools::class::ToolClass;
 
@@ -25,11 +26,16 @@ pub struct SessionState {
     pub fsm: SessionFsm,
     pub context: ResolvedContext,
     pub loops: LoopGuard,
+    /// Facts the session's tool results taught it (the knowledge gate).
+    pub knowledge: Knowledge,
+    /// The session's turn number (from 1), for the knowledge's eviction.
+    pub turn: u32,
 }
 
 impl SessionState {
     /// A new turn: loop counts restart and stale context expires.
     pub fn begin_turn(&mut self) {
+        self.turn += 1;
         self.loops.reset_turn();
         self.context.expire(Instant::now());
     }

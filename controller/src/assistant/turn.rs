@@ -16,6 +16,7 @@ use super::compaction::Conversation;
 use super::direct;
 use super::events::ChatEvent;
 use super::history;
+use super::phantom::{self, Executed};
 use super::prefetch::{Prefetch, prefetch};
 use super::prompt;
 use super::quirks::{VisibleText, recover_tool_calls};
@@ -236,6 +237,7 @@ impl Turn {
         let tools = prompt::tool_specs();
         let mut nudged = 0usize;
         let mut text_only_next = false;
+        let mut executed: Vec<Executed> = Vec::new();
         while self.iterations < MAX_ITERATIONS && !self.cancel.is_cancelled() {
             if self.over_budget() {
                 return;
@@ -264,6 +266,7 @@ impl Turn {
             if calls.is_empty() {
                 match state.check_final_answer() {
                     Ok(()) => {
+                        let text = self.check_phantom(text, &executed, state.fsm_state());
                         self.store_message("assistant", &text, None).await;
                         return;
                     }
@@ -306,6 +309,7 @@ impl Turn {
             );
             let was_verifying = state.fsm_state() == "verifying";
             let outcomes = self.run_calls(runner, state, &calls).await;
+            executed.extend(outcomes.iter().map(executed_of));
             // A write verified by a read ends the work: the next call answers in text.
             text_only_next = was_verifying && state.fsm_state() == "reading";
             for outcome in outcomes {
@@ -342,6 +346,22 @@ impl Turn {
             }
         }
         tracing::debug!(saved_chars = conversation.saved, "compaction");
+    }
+
+    /// A final answer that claims what no successful call of this turn did is replaced by
+    /// a safe message (and counted).
+    fn check_phantom(&self, text: String, executed: &[Executed], fsm: &'static str) -> String {
+        let Some(found) = phantom::detect(&text, executed) else {
+            return text;
+        };
+        tracing::warn!(reason = %found.reason, claims = ?found.claims, "phantom answer replaced");
+        self.assistant.exec().metrics().gate_block("phantom", fsm);
+        let safe = phantom::safe_message(&found);
+        self.emit(ChatEvent::ContentReplaced {
+            text: safe.clone(),
+            reason: found.reason,
+        });
+        safe
     }
 
     /// True (after saying so) when the session used its token budget.
@@ -488,5 +508,38 @@ impl Turn {
             index = batch_end;
         }
         outcomes
+    }
+}
+
+/// What phantom detection needs to know of a tool call and its answer.
+fn executed_of(outcome: &CallOutcome) -> Executed {
+    let args: Value = serde_json::from_str(&outcome.call.arguments).unwrap_or_default();
+    let action = args
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let envelope = &outcome.envelope;
+    let data = envelope.data.clone().unwrap_or_default();
+    let command = data
+        .get("command")
+        .or_else(|| args.get("command"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let output = match (data.get("stdout"), data.get("stderr")) {
+        (Some(out), err) => format!(
+            "{}{}",
+            out.as_str().unwrap_or_default(),
+            err.and_then(Value::as_str).unwrap_or_default()
+        ),
+        _ => data.to_string(),
+    };
+    Executed {
+        write: ToolRunner::class_of(&outcome.call) == crate::tools::class::ToolClass::Write,
+        tool: outcome.call.name.clone(),
+        action,
+        ok: envelope.ok,
+        command,
+        output,
     }
 }

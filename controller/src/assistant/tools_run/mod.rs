@@ -22,6 +22,7 @@ use vigil_shared::resource::{Resource, ResourceId};
 
 use super::events::ChatEvent;
 use super::gates::GateBlock;
+use super::knowledge::Knowledge;
 use super::service::Assistant;
 use super::state::SessionState;
 use super::turn::Turn;
@@ -79,6 +80,23 @@ pub struct ToolRunner {
     pub(super) actor: String,
     events: mpsc::UnboundedSender<ChatEvent>,
     pub(super) cancel: CancellationToken,
+}
+
+/// Records the facts of a result; a successful write makes its target's facts stale.
+fn learn_facts(state: &mut SessionState, prepared: &Prepared, envelope: &Envelope) {
+    let seen = serde_json::to_value(envelope).unwrap_or_default();
+    let facts = Knowledge::extract(&prepared.call.name, &prepared.action, &prepared.args, &seen);
+    let turn = state.turn;
+    state.knowledge.record(facts, turn);
+    if prepared.class == ToolClass::Write && envelope.ok {
+        if let Some(target) = &prepared.target {
+            state.knowledge.invalidate(&target.id.to_string());
+            state.knowledge.invalidate(&target.name);
+        }
+        if let Some(named) = prepared.args.get("resource_id").and_then(Value::as_str) {
+            state.knowledge.invalidate(named);
+        }
+    }
 }
 
 /// The action of a call's arguments, if they are a JSON object with one.
@@ -156,6 +174,7 @@ impl ToolRunner {
             let class = prepared.as_ref().map_or(ToolClass::Write, |p| p.class);
             state.learn(effects.registered, &effects.explicit);
             if let Ok(prepared) = prepared {
+                learn_facts(state, prepared, &envelope);
                 let what = prepared
                     .args
                     .get("command")
@@ -212,6 +231,21 @@ impl ToolRunner {
         state
             .check_routing(&parsed, &target)
             .map_err(|b| block(state, b))?;
+        if class != ToolClass::Write {
+            let verifying = state.fsm_state() == "verifying";
+            let (turn, knowledge) = (state.turn, &mut state.knowledge);
+            if let Some(facts) = knowledge.answer(&call.name, &action, &args, turn, verifying) {
+                tracing::info!(tool = %call.name, "answered from the session's knowledge");
+                metrics.gate_block("knowledge", state.fsm_state());
+                let mut envelope =
+                    Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
+                envelope.set_meta(
+                    "not_run",
+                    json!("answered from facts this session already observed"),
+                );
+                return Err(envelope);
+            }
+        }
         Ok(Prepared {
             call: call.clone(),
             action,
