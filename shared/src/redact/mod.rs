@@ -261,10 +261,11 @@ impl StreamRedactor {
 
     /// Text outside PEM blocks; `value_line` when the previous line named a secret.
     fn plain(&mut self, text: &str, value_line_allowed: bool) -> String {
-        if value_line_allowed && VALUE_LINE.is_match(text) {
-            if let Some(redacted) = value_line(text, &mut self.count) {
-                return redact_inline(&redacted, &mut self.count);
-            }
+        if value_line_allowed
+            && VALUE_LINE.is_match(text)
+            && let Some(redacted) = value_line(text, &mut self.count)
+        {
+            return redact_inline(&redacted, &mut self.count);
         }
         redact_inline(text, &mut self.count)
     }
