@@ -17,8 +17,8 @@ CARGO ?= cargo
 # supervises one agent for this machine (--local-agent).
 RUN_ARGS ?= serve --data-dir ./.vigil --local-agent
 FUZZ_SECONDS ?= 60
-# The fuzz target: classify (the command classifier), ids (resource ids and exec targets) or
-# grant (grant verification).
+# The fuzz target: classify (the command classifier), ids (resource ids and exec targets),
+# grant (grant verification) or redact (secret redaction).
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture

@@ -78,7 +78,7 @@ fn secrets(input: &str, expected: &str) -> Vec<String> {
         .map(regex::escape)
         .collect::<Vec<_>>()
         .join("(.+?)");
-    let re = Regex::new(&format!("(?s)^{pattern}$")).unwrap();
+    let re = Regex::new(&format!("(?s)^{pattern}$")).unwrap_or_else(|e| panic!("{e}"));
     let caps = re
         .captures(input)
         .unwrap_or_else(|| panic!("expected output does not align with {input:?}"));
