@@ -24,6 +24,7 @@ macro_rules! both_protocols {
 }
 
 mod gates;
+mod knowledge;
 mod local_models;
 mod robustness;
 mod routing;
