@@ -1,4 +1,4 @@
-//! Compiles `proto/agent.proto` into Rust with protox (a protobuf compiler written in
+//! Compiles `proto/agent.proto` and `proto/chat.proto` into Rust with protox (a protobuf compiler written in
 //! Rust, so no system `protoc` is needed) and tonic-prost-build (message and service code).
 
 use std::error::Error;
@@ -7,7 +7,10 @@ use std::path::PathBuf;
 fn main() -> Result<(), Box<dyn Error>> {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let include_dir = manifest_dir.join("proto");
-    let protos = [include_dir.join("agent.proto")];
+    let protos = [
+        include_dir.join("agent.proto"),
+        include_dir.join("chat.proto"),
+    ];
 
     for proto in &protos {
         println!("cargo:rerun-if-changed={}", proto.display());

@@ -125,12 +125,14 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         control_level: config.control_level,
         metrics,
     };
+    let grpc_chat = api::grpc_chat::routes(state.assistant.clone()).await;
     let router = api::router(
         state,
         ApiOptions {
             raw_exec: config.raw_exec,
         },
-    );
+    )
+    .merge(grpc_chat);
 
     let grpc_listener = bind("grpc-listen", config.grpc_listen).await?;
     let http_listener = bind("http-listen", config.http_listen).await?;

@@ -26,6 +26,23 @@ pub mod agent {
     }
 }
 
+/// The `vigil.chat.*` protobuf packages.
+pub mod chat {
+    /// Version 1 of the gRPC chat service (`vigil.chat.v1`), generated from
+    /// `proto/chat.proto`: `Ask`, one turn with the events of the SSE chat stream.
+    #[allow(
+        missing_docs,
+        missing_debug_implementations,
+        clippy::all,
+        clippy::pedantic,
+        clippy::unwrap_used,
+        clippy::expect_used
+    )]
+    pub mod v1 {
+        tonic::include_proto!("vigil.chat.v1");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::agent::v1::{

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod chat;
 pub mod exec;
 pub mod exec_output;
+pub mod grpc_chat;
 pub mod install;
 pub mod join_tokens;
 pub mod json_body;
