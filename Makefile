@@ -6,6 +6,8 @@
 #   make lint    rustfmt check, clippy -D warnings, shellcheck on the shell scripts
 #   make fmt     format the code
 #   make bench   benchmarks (record figures in BENCHMARKS.md)
+#   make eval    the assistant's scenario catalog (gates, approvals, prompt injections) against
+#                the scripted model, or a real one with VIGIL_EVAL_LLM_*; writes target/eval.json
 #   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz: cargo install cargo-fuzz)
 
 SHELL := /bin/bash
@@ -23,7 +25,7 @@ FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture
 
-.PHONY: all build run test lint fmt bench fuzz
+.PHONY: all build run test lint fmt bench fuzz eval
 
 all: build
 
@@ -48,6 +50,11 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+# The evaluation harness: every scenario must pass with the scripted model.
+eval:
+	$(CARGO) build --workspace
+	$(CARGO) run -q -p vigil-tests --bin vigil-eval -- --out target/eval.json
 
 # Benchmarks. Write the figures (machine, date, numbers) into BENCHMARKS.md.
 # More benches join this target as they are written.

@@ -1,15 +1,21 @@
 //! Child processes, free ports and waiting.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The path of a workspace binary built next to the test executable.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    // target/<profile>/deps/<test> → target/<profile>/<name>; a binary of this crate
+    // (vigil-eval) sits in target/<profile> itself.
+    let parent = exe.parent().expect("exe dir");
+    let dir = if parent.ends_with("deps") {
+        parent.parent().expect("target dir")
+    } else {
+        parent
+    };
     let path = dir.join(name);
     assert!(
         path.exists(),

@@ -179,6 +179,11 @@ impl ScriptedModel {
         self.shared.queue.lock().unwrap().push_back(reply);
     }
 
+    /// Drops the replies still queued (what an earlier scenario did not use).
+    pub fn clear(&self) {
+        self.shared.queue.lock().unwrap().clear();
+    }
+
     /// Every request body received, in order (a body that is not JSON is kept as a string).
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().unwrap().clone()
