@@ -26,6 +26,7 @@ macro_rules! both_protocols {
 mod gates;
 mod knowledge;
 mod local_models;
+mod long;
 mod robustness;
 mod routing;
 mod secrets;
