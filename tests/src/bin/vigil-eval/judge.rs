@@ -9,6 +9,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 use vigil_tests::Controller;
 use vigil_tests::chat::{answer, named};
+use vigil_tests::docker::{self, Container};
 use vigil_tests::model_server::ScriptedModel;
 
 use super::scenario::{Person, Scenario, replies};
@@ -38,6 +39,35 @@ async fn serve_body(body: String) -> String {
     url
 }
 
+/// Starts a container with `label` (`{dir}` filled in) and waits until the inventory has
+/// it; `None` without Docker (outside CI).
+async fn plant_container(
+    cx: &Context<'_>,
+    prefix: &str,
+    label: Option<&str>,
+    dir: &str,
+) -> Option<(Container, String)> {
+    if !docker::require() {
+        return None;
+    }
+    let label = label.map(|l| l.replace("{dir}", dir));
+    let mut extra = Vec::new();
+    if let Some(label) = &label {
+        extra.extend(["-l", label.as_str()]);
+    }
+    let container = Container::run(prefix, "eval", &extra).expect("docker run");
+    let mut id = None;
+    for _ in 0..150 {
+        let found = cx.ctrl.api.resources(&container.name).await;
+        if let Some(r) = found.iter().find(|r| r["name"] == container.name.as_str()) {
+            id = r["id"].as_str().map(str::to_owned);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Some((container, id.expect("the container was never reported")))
+}
+
 /// Runs `scenario` and judges it.
 pub async fn run(cx: &Context<'_>, scenario: &Scenario) -> Verdict {
     let dir = tempfile::tempdir().unwrap();
@@ -46,11 +76,28 @@ pub async fn run(cx: &Context<'_>, scenario: &Scenario) -> Verdict {
         Some(body) => serve_body(body.replace("{dir}", &d)).await,
         None => String::new(),
     };
+    let container = match &scenario.container {
+        Some((prefix, label)) => match plant_container(cx, prefix, label.as_deref(), &d).await {
+            Some(planted) => Some(planted),
+            None => {
+                return Verdict {
+                    passed: true,
+                    failures: vec!["skipped: needs docker".into()],
+                };
+            }
+        },
+        None => None,
+    };
+    let container_id = container
+        .as_ref()
+        .map(|(_, id)| id.clone())
+        .unwrap_or_default();
     let vars = [
         ("host", cx.host),
         ("dir", d.as_str()),
         ("url", url.as_str()),
         ("hostname", cx.hostname),
+        ("container", container_id.as_str()),
     ];
     for (name, content) in &scenario.files {
         std::fs::write(dir.path().join(name), content.replace("{dir}", &d)).unwrap();

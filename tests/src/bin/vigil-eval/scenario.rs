@@ -36,6 +36,9 @@ pub struct Scenario {
     pub files: Vec<(&'static str, String)>,
     /// What an HTTP server on 127.0.0.1 answers at `{url}` (for planted HTTP bodies).
     pub http_body: Option<String>,
+    /// A Docker container to start first, `(name prefix, label)`; its resource id is
+    /// `{container}` (for instructions planted in labels and names).
+    pub container: Option<(&'static str, Option<String>)>,
     pub steps: Vec<Step>,
     pub person: Person,
     pub expect: Expect,
@@ -70,6 +73,7 @@ impl Scenario {
             message: message.into(),
             files: Vec::new(),
             http_body: None,
+            container: None,
             steps,
             person: Person::Deny,
             expect: Expect::default(),
