@@ -121,3 +121,65 @@ pub fn answer(events: &[(String, Value)]) -> String {
     }
     text
 }
+
+/// A controller with one agent on this machine, connected and with its host reported.
+#[derive(Debug)]
+pub struct ChatHost {
+    pub ctrl: crate::Controller,
+    pub agent: crate::Agent,
+    /// The agent's host resource id (`host:<agent>`).
+    pub host: String,
+}
+
+impl ChatHost {
+    /// Starts a controller with `extra_args` and joins an agent.
+    pub async fn start(extra_args: Vec<String>) -> ChatHost {
+        let limit = Duration::from_secs(30);
+        let ctrl = crate::Controller::start(crate::ControllerOptions {
+            extra_args,
+            ..Default::default()
+        })
+        .await;
+        let agent = crate::Agent::join(&ctrl, crate::AgentOptions::default()).await;
+        let id = agent.state.id.clone();
+        let connected = crate::wait_until(limit, || ctrl.api.connected(&id)).await;
+        assert!(connected, "agent never connected\n{}", agent.log());
+        let host = format!("host:{id}");
+        let reported =
+            crate::wait_until(limit, || async { ctrl.api.resource(&host).await.is_some() }).await;
+        assert!(reported, "the agent never reported its host");
+        ChatHost { ctrl, agent, host }
+    }
+
+    /// The agent's host name as the inventory reports it.
+    pub async fn hostname(&self) -> String {
+        let resource = self
+            .ctrl
+            .api
+            .resource(&self.host)
+            .await
+            .expect("host resource");
+        resource["name"].as_str().expect("name").to_owned()
+    }
+}
+
+/// The `serve` flags that point a controller at `model`.
+pub fn scripted_llm_args(
+    model: &crate::model_server::ScriptedModel,
+    protocol: crate::model_server::Protocol,
+) -> Vec<String> {
+    let provider = match protocol {
+        crate::model_server::Protocol::OpenAi => "openai",
+        crate::model_server::Protocol::Anthropic => "anthropic",
+    };
+    [
+        "--llm-provider",
+        provider,
+        "--llm-base-url",
+        &model.base_url(),
+        "--llm-model",
+        "scripted",
+    ]
+    .map(String::from)
+    .to_vec()
+}

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 use vigil_proto::chat::v1::AskRequest;
 use vigil_proto::chat::v1::chat_client::ChatClient;
+use vigil_tests::chat::{ChatHost, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 fn ask(message: &str, token: Option<&str>) -> tonic::Request<AskRequest> {
     let mut request = tonic::Request::new(AskRequest {
@@ -29,30 +29,11 @@ fn ask(message: &str, token: Option<&str>) -> tonic::Request<AskRequest> {
 #[tokio::test(flavor = "multi_thread")]
 async fn ask_streams_the_turns_events_and_health_is_serving() {
     let model = ScriptedModel::start(Protocol::OpenAi).await;
-    let ctrl = Controller::start(ControllerOptions {
-        extra_args: [
-            "--llm-provider",
-            "openai",
-            "--llm-base-url",
-            &model.base_url(),
-            "--llm-model",
-            "scripted",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Default::default()
-    })
-    .await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await);
-    let host = format!("host:{id}");
-    assert!(
-        wait_until(Duration::from_secs(30), || async {
-            ctrl.api.resource(&host).await.is_some()
-        })
-        .await
-    );
+    let ChatHost {
+        ctrl,
+        host,
+        agent: _agent,
+    } = ChatHost::start(scripted_llm_args(&model, Protocol::OpenAi)).await;
     model.push(Reply::ToolCalls(vec![(
         "read".into(),
         json!({"action": "exec", "resource_id": host, "command": "uptime"}),

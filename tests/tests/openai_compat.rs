@@ -7,11 +7,10 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::{Value, json};
+use vigil_tests::chat::{ChatHost, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 fn venv_with_openai(dir: &Path) -> Option<std::path::PathBuf> {
     let python = Command::new("python3").arg("--version").output();
@@ -63,30 +62,11 @@ async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
         return;
     };
     let model = ScriptedModel::start(Protocol::OpenAi).await;
-    let ctrl = Controller::start(ControllerOptions {
-        extra_args: [
-            "--llm-provider",
-            "openai",
-            "--llm-base-url",
-            &model.base_url(),
-            "--llm-model",
-            "scripted",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Default::default()
-    })
-    .await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await);
-    let host = format!("host:{id}");
-    assert!(
-        wait_until(Duration::from_secs(30), || async {
-            ctrl.api.resource(&host).await.is_some()
-        })
-        .await
-    );
+    let ChatHost {
+        ctrl,
+        host,
+        agent: _agent,
+    } = ChatHost::start(scripted_llm_args(&model, Protocol::OpenAi)).await;
     model.push(Reply::Text("Hello from Vigil.".into()));
     model.push(Reply::ToolCalls(vec![(
         "read".into(),
@@ -126,6 +106,10 @@ async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
     let stream = stream.as_str().unwrap();
     assert!(stream.contains("read exec `uptime`"), "{stream}");
     assert!(stream.ends_with("It is up."), "{stream}");
+    assert!(
+        !stream.contains("refused or failed"),
+        "the read ran: {stream}"
+    );
     assert_eq!(check("wrong_token"), 401);
     // The stateless client's earlier messages reached the model.
     let second = model.requests()[1].to_string();

@@ -35,13 +35,12 @@ mod writes;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vigil_tests::chat::ChatStream;
+use vigil_tests::chat::{ChatHost, ChatStream, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, ScriptedModel};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
+use vigil_tests::{Agent, Controller};
 
 /// Hang guard for a whole turn (not a timing assertion).
 const TURN: Duration = Duration::from_secs(60);
-const CONNECT: Duration = Duration::from_secs(30);
 
 /// A controller pointed at a scripted model, and one agent on this host.
 struct Env {
@@ -54,37 +53,9 @@ struct Env {
 
 impl Env {
     async fn start(model: ScriptedModel, protocol: Protocol, extra: &[&str]) -> Env {
-        let provider = match protocol {
-            Protocol::OpenAi => "openai",
-            Protocol::Anthropic => "anthropic",
-        };
-        let mut extra_args: Vec<String> = vec![
-            "--llm-provider".into(),
-            provider.into(),
-            "--llm-base-url".into(),
-            model.base_url(),
-            "--llm-model".into(),
-            "scripted".into(),
-        ];
-        extra_args.extend(extra.iter().map(|s| s.to_string()));
-        let ctrl = Controller::start(ControllerOptions {
-            extra_args,
-            ..Default::default()
-        })
-        .await;
-        let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-        let id = agent.state.id.clone();
-        assert!(
-            wait_until(CONNECT, || ctrl.api.connected(&id)).await,
-            "agent never connected\n{}",
-            agent.log()
-        );
-        let host = format!("host:{id}");
-        let reported = wait_until(CONNECT, || async {
-            ctrl.api.resource(&host).await.is_some()
-        })
-        .await;
-        assert!(reported, "the agent never reported its host");
+        let mut args = scripted_llm_args(&model, protocol);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let ChatHost { ctrl, agent, host } = ChatHost::start(args).await;
         Env {
             ctrl,
             agent,

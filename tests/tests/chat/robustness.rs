@@ -5,9 +5,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use vigil_tests::chat::{answer, named};
+use vigil_tests::chat::{ChatHost, answer, named};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 use super::{Env, TURN, call, ends, last_result};
 
@@ -195,21 +194,9 @@ async fn one_turn_at_a_time_per_session_and_sessions_are_listed_and_deleted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_model_chat_says_how_to_configure_one_and_direct_mode_works() {
-    let ctrl = Controller::start(ControllerOptions::default()).await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await);
-    let host = format!("host:{id}");
-    assert!(
-        wait_until(Duration::from_secs(30), || async {
-            ctrl.api.resource(&host).await.is_some()
-        })
-        .await
-    );
-    let hostname = ctrl.api.resource(&host).await.unwrap()["name"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let chat_host = ChatHost::start(Vec::new()).await;
+    let hostname = chat_host.hostname().await;
+    let ctrl = &chat_host.ctrl;
     let events = ctrl
         .api
         .chat(&json!({"message": "why is jellyfin slow?"}))

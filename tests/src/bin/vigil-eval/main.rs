@@ -15,11 +15,9 @@ mod catalog;
 mod judge;
 mod scenario;
 
-use std::time::Duration;
-
 use serde_json::json;
+use vigil_tests::chat::ChatHost;
 use vigil_tests::model_server::{Protocol, ScriptedModel};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 /// A real model to evaluate instead of the scripted one.
 fn real_model() -> Option<Vec<String>> {
@@ -72,28 +70,9 @@ async fn main() {
         "30".into(),
     ]);
     eprintln!("vigil-eval: starting a controller and an agent");
-    let ctrl = Controller::start(ControllerOptions {
-        extra_args,
-        ..Default::default()
-    })
-    .await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(
-        wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await,
-        "the agent did not connect"
-    );
-    let host = format!("host:{id}");
-    assert!(
-        wait_until(Duration::from_secs(30), || async {
-            ctrl.api.resource(&host).await.is_some()
-        })
-        .await
-    );
-    let hostname = ctrl.api.resource(&host).await.unwrap()["name"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let chat_host = ChatHost::start(extra_args).await;
+    let (ctrl, host) = (&chat_host.ctrl, chat_host.host.as_str());
+    let hostname = chat_host.hostname().await;
     let scenarios = catalog::all();
     let mut results = Vec::new();
     for (n, scenario) in scenarios.iter().enumerate() {
@@ -104,9 +83,9 @@ async fn main() {
             scenario.name
         );
         let context = judge::Context {
-            ctrl: &ctrl,
+            ctrl,
             model: &model,
-            host: &host,
+            host,
             hostname: &hostname,
             real: real.is_some(),
         };
@@ -151,7 +130,7 @@ async fn main() {
     }
     std::fs::write(&out, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     eprintln!("vigil-eval: wrote {out}");
-    drop(agent);
+    drop(chat_host);
     if passed != scenarios.len() {
         std::process::exit(1);
     }
