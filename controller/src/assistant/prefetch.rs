@@ -268,22 +268,9 @@ fn block(out: &Prefetch, get: impl Fn(&ResourceId) -> Option<Resource>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assistant::gates::test_resource as resource;
     use vigil_shared::ids::ExecTarget;
-    use vigil_shared::resource::{ExecPath, Facts, Mount, Via};
-
-    fn resource(id: &str, name: &str, parent: Option<&str>) -> Resource {
-        let id: ResourceId = id.parse().unwrap();
-        Resource {
-            kind: id.kind(),
-            id,
-            name: name.into(),
-            aliases: Vec::new(),
-            parent: parent.map(|p| p.parse().unwrap()),
-            status: "running".into(),
-            paths: Vec::new(),
-            facts: Facts::default(),
-        }
-    }
+    use vigil_shared::resource::{ExecPath, Mount, Via};
 
     fn inventory() -> Vec<Resource> {
         let mut homepage = resource(

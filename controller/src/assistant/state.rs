@@ -110,22 +110,15 @@ impl SessionState {
 mod tests {
     use super::*;
     use crate::tools::call::parse_call;
-    use vigil_shared::resource::Facts;
 
     #[test]
     fn reset_clears_the_fsm_and_the_context_together() {
         let mut state = SessionState::default();
-        let id: ResourceId = "lxc:delly:141".parse().unwrap();
-        state.mention(Resource {
-            kind: id.kind(),
-            id: id.clone(),
-            name: "homepage".into(),
-            aliases: Vec::new(),
-            parent: Some("node:delly".parse().unwrap()),
-            status: "running".into(),
-            paths: Vec::new(),
-            facts: Facts::default(),
-        });
+        state.mention(crate::assistant::gates::test_resource(
+            "lxc:delly:141",
+            "homepage",
+            Some("node:delly"),
+        ));
         let write = parse_call(
             "control",
             r#"{"action":"command","resource_id":"homepage","command":"x"}"#,

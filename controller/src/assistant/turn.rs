@@ -458,7 +458,7 @@ impl Turn {
     /// Tool calls a local model wrote into its text become real calls (through the same
     /// gates); the visible answer is replaced by the text around them.
     fn recover_text_calls(&mut self, raw: &str, text: &mut String, calls: &mut Vec<ToolCall>) {
-        let names: Vec<&str> = crate::tools::table::TOOLS.iter().map(|t| t.name).collect();
+        let names = crate::tools::table::names();
         let Some(recovered) = recover_tool_calls(raw, &names) else {
             return;
         };

@@ -61,7 +61,7 @@ impl ToolCall {
 pub fn parse_call(name: &str, arguments: &str) -> Result<ToolCall, InvalidCall> {
     let invalid = |text: String| Err(InvalidCall(text));
     let Some(tool) = table::tool(name) else {
-        let names: Vec<&str> = table::TOOLS.iter().map(|t| t.name).collect();
+        let names = table::names();
         return invalid(format!(
             "unknown tool {name:?}; the tools are {}",
             names.join(", ")

@@ -421,6 +421,11 @@ pub const TOOLS: &[Tool] = &[
     },
 ];
 
+/// The names of every tool.
+pub fn names() -> Vec<&'static str> {
+    TOOLS.iter().map(|t| t.name).collect()
+}
+
 /// The tool named `name`.
 pub fn tool(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().find(|t| t.name == name)

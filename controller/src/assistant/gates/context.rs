@@ -215,19 +215,13 @@ impl ResolvedContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vigil_shared::resource::{Facts, ResourceKind};
+    use vigil_shared::resource::ResourceKind;
 
-    pub(crate) fn resource(id: &str, name: &str, parent: Option<&str>) -> Resource {
-        let id: ResourceId = id.parse().unwrap();
+    /// A test resource with one alias, `<name>-alias`.
+    fn resource(id: &str, name: &str, parent: Option<&str>) -> Resource {
         Resource {
-            kind: id.kind(),
-            id,
-            name: name.into(),
             aliases: vec![format!("{name}-alias")],
-            parent: parent.map(|p| p.parse().unwrap()),
-            status: "running".into(),
-            paths: Vec::new(),
-            facts: Facts::default(),
+            ..crate::assistant::gates::test_resource(id, name, parent)
         }
     }
 

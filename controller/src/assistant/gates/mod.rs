@@ -66,3 +66,23 @@ impl GateBlock {
         Envelope::blocked(self.code, self.message, Value::Object(details))
     }
 }
+
+/// A running resource for tests: `id`, `name`, `parent`, no paths or facts.
+#[cfg(test)]
+pub(crate) fn test_resource(
+    id: &str,
+    name: &str,
+    parent: Option<&str>,
+) -> vigil_shared::resource::Resource {
+    let id: vigil_shared::resource::ResourceId = id.parse().expect("resource id");
+    vigil_shared::resource::Resource {
+        kind: id.kind(),
+        id,
+        name: name.into(),
+        aliases: Vec::new(),
+        parent: parent.map(|p| p.parse().expect("parent id")),
+        status: "running".into(),
+        paths: Vec::new(),
+        facts: Default::default(),
+    }
+}

@@ -96,21 +96,8 @@ pub fn check_routing(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assistant::gates::test_resource as resource;
     use crate::tools::call::parse_call;
-
-    fn resource(id: &str, name: &str, parent: Option<&str>) -> Resource {
-        let id: vigil_shared::resource::ResourceId = id.parse().unwrap();
-        Resource {
-            kind: id.kind(),
-            id,
-            name: name.into(),
-            aliases: Vec::new(),
-            parent: parent.map(|p| p.parse().unwrap()),
-            status: "running".into(),
-            paths: Vec::new(),
-            facts: Default::default(),
-        }
-    }
 
     fn edit_on(target: &str) -> ToolCall {
         parse_call("file_edit", &json!({"action": "write", "resource_id": target, "path": "/opt/homepage/config/services.yaml", "content": "x"}).to_string()).unwrap()

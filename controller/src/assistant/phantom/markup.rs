@@ -16,18 +16,6 @@ const MARKERS: &[&str] = &[
     "<tool_use",
 ];
 
-/// The model-facing tools (DESIGN §7.1).
-const TOOLS: &[&str] = &[
-    "query",
-    "read",
-    "control",
-    "file_edit",
-    "docker",
-    "kubernetes",
-    "metrics",
-    "knowledge",
-];
-
 const REASON: &str = "it contains tool-call markup for a call that was never made";
 
 /// Tool-call markup in `answer` that names no call this turn executed.
@@ -47,7 +35,8 @@ pub(crate) fn markup(answer: &str, executed: &[Executed]) -> Vec<Unsupported> {
     starts.sort_unstable();
     if let Some(&start) = starts.first() {
         let window: String = lower[start..].chars().take(300).collect();
-        let named = TOOLS.iter().find(|tool| names(&window, tool));
+        let tools = crate::tools::table::names();
+        let named = tools.iter().find(|tool| names(&window, tool));
         let ran = named.is_some_and(|tool| executed.iter().any(|e| e.tool == *tool));
         if !ran {
             out.push(Unsupported {
