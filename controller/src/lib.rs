@@ -39,5 +39,6 @@ pub mod roles;
 pub mod server;
 pub mod store;
 pub mod tools;
+pub mod web;
 
 pub use error::{ApiErrorBody, Error, Result};

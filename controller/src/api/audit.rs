@@ -1,4 +1,5 @@
-//! `GET /api/audit?since=<seq or RFC 3339>&limit=` (admin): rows of the audit chain.
+//! `GET /api/audit?since=<seq or RFC 3339>&limit=` (admin): rows of the audit chain;
+//! `GET /api/audit/verify` (admin): the chain's verification state.
 
 use axum::Json;
 use axum::extract::{Query, State};
@@ -53,6 +54,19 @@ pub async fn list(
         )));
     }
     Ok(Json(state.agents.store().list_audit(since, limit).await?))
+}
+
+/// `GET /api/audit/verify`: `{intact: true, rows}` or `{intact: false, broken_seq, why}`.
+pub async fn verify(State(state): State<ApiState>) -> Result<Json<serde_json::Value>> {
+    let result = state.agents.store().verify_audit().await?;
+    Ok(Json(match result {
+        Ok(rows) => serde_json::json!({ "intact": true, "rows": rows }),
+        Err(broken) => serde_json::json!({
+            "intact": false,
+            "broken_seq": broken.seq,
+            "why": broken.why,
+        }),
+    }))
 }
 
 #[cfg(test)]

@@ -85,6 +85,40 @@ pub async fn delete(State(state): State<ApiState>, Path(id): Path<String>) -> Re
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The body of `PATCH /api/ai/sessions/{id}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameBody {
+    /// The new title: 1 to 200 characters after trimming.
+    pub title: String,
+}
+
+/// The longest session title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// `PATCH /api/ai/sessions/{id}`: renames a session.
+pub async fn rename(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RenameBody>,
+) -> Result<Json<Value>> {
+    let title = body.title.trim();
+    if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
+        return Err(Error::InvalidInput(format!(
+            "a session title has 1 to {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    let store = state.assistant.store();
+    if !store
+        .rename_session(&id, title, crate::clock::unix_now())
+        .await?
+    {
+        return Err(Error::NotFound(format!("no chat session {id:?}")));
+    }
+    let row = session(&state, &id).await?;
+    Ok(Json(session_json(&state, &row)))
+}
+
 /// `GET /api/ai/sessions/{id}/messages`.
 pub async fn messages(
     State(state): State<ApiState>,

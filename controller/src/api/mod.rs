@@ -16,6 +16,7 @@ pub mod grpc_chat;
 pub mod install;
 pub mod join_tokens;
 pub mod json_body;
+pub mod me;
 pub mod metrics;
 pub mod openai_compat;
 pub mod raw_exec;
@@ -71,6 +72,7 @@ pub struct ApiOptions {
 pub fn router(state: ApiState, options: ApiOptions) -> Router {
     // Every route declares its role by the group it is in.
     let viewer = Router::new()
+        .route("/api/me", get(me::me))
         .route("/api/agents", get(agents::list))
         .route("/api/agents/{id}", get(agents::get))
         .route("/api/exec", post(exec::exec))
@@ -80,7 +82,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/ai/approvals/{id}", get(approvals::get))
         .route("/api/ai/chat", post(chat::chat))
         .route("/api/ai/sessions", get(chat::list))
-        .route("/api/ai/sessions/{id}", get(chat::get).delete(chat::delete))
+        .route(
+            "/api/ai/sessions/{id}",
+            get(chat::get).delete(chat::delete).patch(chat::rename),
+        )
         .route("/api/ai/sessions/{id}/messages", get(chat::messages))
         .route("/api/ai/sessions/{id}/cancel", post(chat::cancel))
         .route("/v1/models", get(openai_compat::models))
@@ -92,6 +97,7 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
     let mut admin = Router::new()
         .route("/api/agents/{id}/revoke", post(agents::revoke))
         .route("/api/audit", get(audit::list))
+        .route("/api/audit/verify", get(audit::verify))
         .route("/api/join-tokens", post(join_tokens::create));
     if options.raw_exec {
         admin = admin.route("/api/raw-exec", post(raw_exec::raw_exec));
@@ -112,6 +118,7 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/install.sh", get(install::script))
         .route("/download/vigil-agent", get(install::download))
         .merge(api)
+        .merge(crate::web::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(json_body::MAX_BODY_BYTES))

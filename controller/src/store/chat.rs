@@ -97,6 +97,18 @@ impl Store {
         rows.iter().map(row_to_session).collect()
     }
 
+    /// Renames a session; false when there was none.
+    pub async fn rename_session(&self, id: &str, title: &str, now: i64) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE chat_sessions SET title = $1, updated_at = $2 WHERE id = $3")
+                .bind(title)
+                .bind(now)
+                .bind(id)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Deletes a session and its messages; false when there was none.
     pub async fn delete_session(&self, id: &str) -> Result<bool> {
         sqlx::query("DELETE FROM chat_messages WHERE session_id = $1")
