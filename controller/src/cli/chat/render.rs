@@ -1,0 +1,274 @@
+//! Turns chat events into text, without doing any I/O: the streamed answer on one
+//! channel, and compact notes (tool lines, approvals, errors) on another. In interactive
+//! mode both go to standard output; in one-shot mode the notes go to standard error so
+//! standard output holds only the answer.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::event::{ApprovalNeeded, ChatEvent};
+use super::style::Style;
+
+/// How many lines of a command's output are shown (the rest is counted).
+pub const OUTPUT_LINES: usize = 3;
+/// How many lines of an approval's diff are shown.
+const DIFF_LINES: usize = 60;
+/// The longest tool summary or output line shown, in characters.
+const WIDTH: usize = 100;
+
+/// Where a piece of text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// The model's answer.
+    Answer,
+    /// Everything else.
+    Notes,
+}
+
+/// Text for one channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Where it goes.
+    pub channel: Channel,
+    /// The text, newlines included.
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+struct ToolOutput {
+    partial: String,
+    shown: usize,
+    hidden: usize,
+}
+
+/// The renderer of one conversation (state: the open answer line, tool output shown).
+#[derive(Debug)]
+pub struct Renderer {
+    style: Style,
+    merged: bool,
+    answer_open: bool,
+    outputs: HashMap<String, ToolOutput>,
+    pieces: Vec<Piece>,
+}
+
+impl Renderer {
+    /// A renderer; `merged` when answer and notes share one stream (a note then starts on
+    /// a new line).
+    pub fn new(style: Style, merged: bool) -> Renderer {
+        Renderer {
+            style,
+            merged,
+            answer_open: false,
+            outputs: HashMap::new(),
+            pieces: Vec::new(),
+        }
+    }
+
+    /// The style in use.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
+    /// The text rendered since the last call.
+    pub fn take(&mut self) -> Vec<Piece> {
+        std::mem::take(&mut self.pieces)
+    }
+
+    fn answer(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.answer_open = !text.ends_with('\n');
+        self.pieces.push(Piece {
+            channel: Channel::Answer,
+            text: text.to_owned(),
+        });
+    }
+
+    /// A line of notes (started on a new line when the answer shares the stream).
+    pub fn line(&mut self, text: &str) {
+        if self.merged && self.answer_open {
+            self.end_answer();
+        }
+        self.pieces.push(Piece {
+            channel: Channel::Notes,
+            text: format!("{text}\n"),
+        });
+    }
+
+    /// Ends the answer's open line, if any.
+    pub fn end_answer(&mut self) {
+        if std::mem::take(&mut self.answer_open) {
+            self.pieces.push(Piece {
+                channel: Channel::Answer,
+                text: "\n".into(),
+            });
+        }
+    }
+
+    /// Renders one event.
+    pub fn event(&mut self, event: &ChatEvent) {
+        let style = self.style;
+        match event {
+            ChatEvent::Content { text } => self.answer(text),
+            ChatEvent::ContentReplaced { text, reason } => {
+                self.line(&style.yellow(&format!("↺ answer withdrawn ({reason}); instead:")));
+                self.answer(text);
+            }
+            ChatEvent::ToolStart { name, input, .. } => {
+                self.line(&style.bold(&format!("⚙ {}", tool_summary(name, input))));
+            }
+            ChatEvent::ToolOutput {
+                tool_call_id, text, ..
+            } => self.tool_output(tool_call_id, text),
+            ChatEvent::ToolEnd {
+                tool_call_id,
+                name,
+                ok,
+                error_code,
+                duration_ms,
+            } => {
+                self.flush_output(tool_call_id);
+                let line = if *ok {
+                    style.green(&format!("✓ {name} ({duration_ms} ms)"))
+                } else {
+                    let code = error_code.as_deref().unwrap_or("FAILED");
+                    style.red(&format!("✗ {name} {code} ({duration_ms} ms)"))
+                };
+                self.line(&line);
+            }
+            ChatEvent::ApprovalNeeded(needed) => {
+                for line in approval_lines(needed, style) {
+                    self.line(&line);
+                }
+            }
+            ChatEvent::ApprovalResolved {
+                decision, reason, ..
+            } => {
+                let reason = reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                let line = match decision.as_str() {
+                    "approved" => style.green("✓ approved; running"),
+                    "denied" => style.red(&format!("✗ denied{reason}")),
+                    other => style.red(&format!("✗ approval {other}{reason}")),
+                };
+                self.line(&line);
+            }
+            ChatEvent::Error { code, message } => {
+                self.line(&style.red(&format!("error: {code}: {message}")));
+            }
+            ChatEvent::Done { .. } => self.end_answer(),
+            ChatEvent::Session { .. } | ChatEvent::Other => {}
+        }
+    }
+
+    fn tool_output(&mut self, id: &str, text: &str) {
+        let output = self.outputs.entry(id.to_owned()).or_default();
+        output.partial.push_str(text);
+        let mut lines = Vec::new();
+        while let Some(end) = output.partial.find('\n') {
+            let line: String = output.partial.drain(..=end).collect();
+            lines.push(line.trim_end().to_owned());
+        }
+        for line in lines {
+            self.output_line(id, &line);
+        }
+    }
+
+    fn output_line(&mut self, id: &str, line: &str) {
+        let output = self.outputs.entry(id.to_owned()).or_default();
+        if output.shown >= OUTPUT_LINES {
+            output.hidden += 1;
+            return;
+        }
+        output.shown += 1;
+        let line = self.style.dim(&format!("  │ {}", shorten(line, WIDTH)));
+        self.line(&line);
+    }
+
+    fn flush_output(&mut self, id: &str) {
+        let partial = self
+            .outputs
+            .get_mut(id)
+            .map(|o| std::mem::take(&mut o.partial))
+            .unwrap_or_default();
+        if !partial.trim().is_empty() {
+            self.output_line(id, partial.trim_end());
+        }
+        if let Some(output) = self.outputs.remove(id)
+            && output.hidden > 0
+        {
+            let more = self
+                .style
+                .dim(&format!("  │ … {} more lines", output.hidden));
+            self.line(&more);
+        }
+    }
+}
+
+/// `read exec host:abc `uptime``: the tool, its action, resource and main argument.
+pub fn tool_summary(name: &str, input: &Value) -> String {
+    let mut parts = vec![name.to_owned()];
+    if let Value::String(raw) = input {
+        parts.push(raw.clone());
+    }
+    for key in ["action", "resource_id", "kind", "parent", "path", "name"] {
+        if let Some(value) = input[key].as_str() {
+            parts.push(value.to_owned());
+        }
+    }
+    for key in ["service", "operation", "query", "key"] {
+        if let Some(value) = input[key].as_str() {
+            parts.push(value.to_owned());
+        }
+    }
+    if let Some(command) = input["command"].as_str() {
+        parts.push(format!("`{command}`"));
+    }
+    shorten(&parts.join(" "), WIDTH)
+}
+
+/// What a person needs to decide an approval.
+pub fn approval_lines(needed: &ApprovalNeeded, style: Style) -> Vec<String> {
+    let mut lines = vec![
+        style.yellow(&format!("⚠ approval needed: {}", needed.command)),
+        format!("  target: {}  risk: {}", needed.target, needed.risk),
+    ];
+    for reason in &needed.reasons {
+        lines.push(format!("  reason: {reason}"));
+    }
+    if let Some(diff) = needed.diff.as_deref().filter(|d| !d.trim().is_empty()) {
+        lines.push("  diff:".into());
+        let all: Vec<&str> = diff.lines().collect();
+        for line in all.iter().take(DIFF_LINES) {
+            let painted = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") => style.green(line),
+                Some('-') if !line.starts_with("---") => style.red(line),
+                _ => (*line).to_owned(),
+            };
+            lines.push(format!("    {painted}"));
+        }
+        if all.len() > DIFF_LINES {
+            lines.push(format!("    … {} more lines", all.len() - DIFF_LINES));
+        }
+    }
+    lines.push(style.dim(&format!("  approval {}", needed.approval_id)));
+    lines
+}
+
+/// `text` on one line, cut to `max` characters with an ellipsis.
+pub fn shorten(text: &str, max: usize) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests;
