@@ -113,7 +113,12 @@ impl Renderer {
         match event {
             ChatEvent::Content { text } => self.answer(text),
             ChatEvent::ContentReplaced { text, reason } => {
-                self.line(&style.yellow(&format!("↺ answer withdrawn ({reason}); instead:")));
+                let note = if text.is_empty() {
+                    format!("↺ answer withdrawn ({reason})")
+                } else {
+                    format!("↺ answer withdrawn ({reason}); instead:")
+                };
+                self.line(&style.yellow(&note));
                 self.answer(text);
             }
             ChatEvent::ToolStart { name, input, .. } => {
