@@ -75,7 +75,7 @@ async fn one_shot_without_a_controller_fails_with_exit_1() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn one_shot_without_a_terminal_names_the_approval_and_waits_for_it() {
+async fn one_shot_without_a_terminal_names_the_approval_waits_and_prints_only_the_final_answer() {
     let env = Env::start().await;
     let host = env.resource().to_owned();
     let dir = tempfile::tempdir().unwrap();
@@ -84,6 +84,9 @@ async fn one_shot_without_a_terminal_names_the_approval_and_waits_for_it() {
         &host,
         &format!("touch {}", file.display()),
     )]));
+    // An answer before the write is verified is withdrawn by the server; the model then
+    // verifies. Standard output (a pipe) gets only the final answer.
+    env.model.push(Reply::Text("Created it.".into()));
     env.model.push(Reply::ToolCalls(vec![verify(&host, &file)]));
     env.model.push(Reply::Text("Done.".into()));
     let url = env.url();
@@ -112,5 +115,6 @@ async fn one_shot_without_a_terminal_names_the_approval_and_waits_for_it() {
         err.contains(&format!("vigil-controller approvals approve {id}")),
         "{err}"
     );
+    assert!(err.contains("↺ answer withdrawn"), "{err}");
     assert!(file.exists(), "the write approved elsewhere ran");
 }

@@ -48,7 +48,8 @@ Ctrl-C during a turn cancels it (POST /api/ai/sessions/ID/cancel) and returns to
 prompt; Ctrl-C at the prompt, or a second one during a turn, quits with exit code 130.
 
 One-shot mode (-m TEXT): the answer goes to standard output, tool lines, approvals and
-errors to standard error. An approval is asked on the terminal when standard input is one;
+errors to standard error. When standard output is not a terminal the answer is written
+once the turn ends, so an answer the server withdrew (content_replaced) never reaches it. An approval is asked on the terminal when standard input is one;
 otherwise its id is printed with the command that decides it
 (`vigil-controller approvals approve ID`) and the turn waits for the decision or expiry.
 

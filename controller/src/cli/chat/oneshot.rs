@@ -1,5 +1,7 @@
 //! `chat -m TEXT`: one message, the answer on standard output, notes on standard error,
-//! and an exit code for scripts (see [`super::CHAT_HELP`]).
+//! and an exit code for scripts (see `chat --help`). When standard output is not a
+//! terminal the answer is written when the turn ends, so an answer the server withdrew
+//! never reaches a pipe.
 
 use std::io::IsTerminal;
 
@@ -21,6 +23,9 @@ pub async fn run(api: &ChatApi, args: &ChatArgs, message: &str) -> Result<u8> {
     let mut lines = std::io::stdin().is_terminal().then(spawn_reader);
     let style = Style::detect_for(std::io::stderr().is_terminal());
     let mut screen = Screen::new(style, false);
+    if !std::io::stdout().is_terminal() {
+        screen = screen.hold_answer();
+    }
     let mentions = mentions::resolve(api, message).await;
     let body = chat_body(
         args.session.as_deref(),
@@ -35,6 +40,7 @@ pub async fn run(api: &ChatApi, args: &ChatArgs, message: &str) -> Result<u8> {
         interrupts: &mut interrupts,
     };
     let ended = turn.run(&body).await?;
+    screen.release_answer()?;
     screen.end_answer()?;
     Ok(match ended.outcome {
         Outcome::Done { errors: false } => 0,

@@ -48,6 +48,8 @@ pub struct Renderer {
     style: Style,
     merged: bool,
     answer_open: bool,
+    /// `Some` while the answer is held back until the turn ends.
+    held: Option<String>,
     outputs: HashMap<String, ToolOutput>,
     pieces: Vec<Piece>,
 }
@@ -60,9 +62,17 @@ impl Renderer {
             style,
             merged,
             answer_open: false,
+            held: None,
             outputs: HashMap::new(),
             pieces: Vec::new(),
         }
+    }
+
+    /// Holds the answer back until `done`, so a withdrawn answer (`content_replaced`) never
+    /// reaches the answer's stream (for a pipe, where nothing can be taken back).
+    pub fn hold_answer(mut self) -> Renderer {
+        self.held = Some(String::new());
+        self
     }
 
     /// The style in use.
@@ -76,6 +86,10 @@ impl Renderer {
     }
 
     fn answer(&mut self, text: &str) {
+        if let Some(held) = &mut self.held {
+            held.push_str(text);
+            return;
+        }
         if text.is_empty() {
             return;
         }
@@ -95,6 +109,14 @@ impl Renderer {
             channel: Channel::Notes,
             text: format!("{text}\n"),
         });
+    }
+
+    /// Writes the held answer, if any.
+    pub fn release(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.answer(&held);
+            self.held = Some(String::new());
+        }
     }
 
     /// Ends the answer's open line, if any.
@@ -119,6 +141,9 @@ impl Renderer {
                     format!("↺ answer withdrawn ({reason}); instead:")
                 };
                 self.line(&style.yellow(&note));
+                if let Some(held) = &mut self.held {
+                    held.clear();
+                }
                 self.answer(text);
             }
             ChatEvent::ToolStart { name, input, .. } => {
@@ -165,7 +190,10 @@ impl Renderer {
             ChatEvent::Error { code, message } => {
                 self.line(&style.red(&format!("error: {code}: {message}")));
             }
-            ChatEvent::Done { .. } => self.end_answer(),
+            ChatEvent::Done { .. } => {
+                self.release();
+                self.end_answer();
+            }
             ChatEvent::Session { .. } | ChatEvent::Other => {}
         }
     }

@@ -27,6 +27,20 @@ impl Screen {
         }
     }
 
+    /// Writes the answer only when its turn ends ([`Renderer::hold_answer`]).
+    pub fn hold_answer(self) -> Screen {
+        Screen {
+            renderer: self.renderer.hold_answer(),
+            ..self
+        }
+    }
+
+    /// Writes the held answer now (a turn that ended without `done`).
+    pub fn release_answer(&mut self) -> Result<()> {
+        self.renderer.release();
+        self.flush()
+    }
+
     /// The style in use.
     pub fn style(&self) -> Style {
         self.renderer.style()

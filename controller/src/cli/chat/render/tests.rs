@@ -151,3 +151,34 @@ fn summaries_name_the_main_argument_and_stay_short() {
     assert!(long.ends_with('…'));
     assert_eq!(shorten("a\nb", 10), "a b");
 }
+
+#[test]
+fn a_held_answer_is_written_once_without_what_was_withdrawn() {
+    let mut r = Renderer::new(Style::plain(), false).hold_answer();
+    r.event(&ChatEvent::Content {
+        text: "I restarted it".into(),
+    });
+    r.event(&ChatEvent::ContentReplaced {
+        text: String::new(),
+        reason: "not verified".into(),
+    });
+    r.event(&ChatEvent::Content {
+        text: "It runs.".into(),
+    });
+    r.event(&ChatEvent::Done {
+        turns: 1,
+        tool_calls: 1,
+    });
+    let pieces = r.take();
+    let answer: String = pieces
+        .iter()
+        .filter(|p| p.channel == Channel::Answer)
+        .map(|p| p.text.as_str())
+        .collect();
+    assert_eq!(answer, "It runs.\n");
+    assert!(
+        pieces
+            .iter()
+            .any(|p| p.channel == Channel::Notes && p.text.contains("withdrawn (not verified)"))
+    );
+}
