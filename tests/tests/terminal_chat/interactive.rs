@@ -39,6 +39,14 @@ async fn a_question_streams_its_answer_with_a_compact_tool_line() {
     assert!(term.text().contains(&format!("(session {session})")));
     term.type_line("/sessions");
     term.wait_for(&format!("*{session}")).await;
+    // /new forgets the session; /resume brings it back with its last messages.
+    term.type_line("/new");
+    term.wait_for("the next message starts a new session").await;
+    term.type_line(&format!("/resume {session}"));
+    term.wait_for(&format!("(resumed session {session}")).await;
+    term.wait_for_n("Still up.", 2).await;
+    term.type_line("/resume no-such-session");
+    term.wait_for("error: NOT_FOUND: ").await;
     term.type_line("/quit");
     assert_eq!(term.exit_code().await, 0, "{}", term.text());
 }

@@ -17,6 +17,7 @@ pub mod render;
 pub mod screen;
 pub mod sessions;
 pub mod style;
+pub mod summary;
 pub mod turn;
 
 use std::error::Error as _;

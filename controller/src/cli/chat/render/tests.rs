@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::cli::chat::event::ApprovalNeeded;
 
 fn text_of(pieces: &[Piece]) -> String {
     pieces.iter().map(|p| p.text.as_str()).collect()
