@@ -4,15 +4,14 @@
 //!
 //! Subcommands that touch state (`serve`, `token`, `ca show`) work on `--data-dir`
 //! directly; those that need the running controller (`agents`, `approvals`, `resources`,
-//! `exec`) call
-//! its HTTP API
-//! ([`client`]).
+//! `exec`, `chat`) call its HTTP API ([`client`]).
 
 pub mod agents;
 pub mod apitoken;
 pub mod approvals;
 pub mod audit;
 pub mod ca;
+pub mod chat;
 pub mod client;
 pub mod exec;
 pub mod exec_write;
@@ -29,12 +28,13 @@ use crate::{Error, Result};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or a refusal.
-`exec` exits with the remote command's exit code (128+N when signal N ended it).
+`exec` exits with the remote command's exit code (128+N when signal N ended it). `chat`
+exits 1 when its turn sent an error event, 130 on Ctrl-C (see `chat --help`).
 
 Environment: VIGIL_DATA_DIR and VIGIL_DATABASE_URL (serve and the state subcommands), VIGIL_CONFIG
 and the other VIGIL_* keys listed by `serve --help` (serve), VIGIL_URL and VIGIL_TOKEN (agents,
-approvals, resources, exec). Logs go to standard error; set RUST_LOG (for example
-RUST_LOG=debug) to see more.";
+approvals, resources, exec, chat); NO_COLOR turns off chat's colours. Logs go to standard
+error; set RUST_LOG (for example RUST_LOG=debug) to see more.";
 
 /// `vigil-controller`: the Vigil controller.
 #[derive(Debug, Parser)]
@@ -80,6 +80,9 @@ pub enum Command {
     /// write through an approval and wait for its decision (through the running
     /// controller's API).
     Exec(exec::ExecArgs),
+    /// Chat with the assistant in this terminal: interactive, or one message with -m
+    /// (through the running controller's API).
+    Chat(chat::ChatArgs),
     /// Inspect the command classifier (the policy engine's first gate).
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -108,6 +111,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Resources(args) => resources::run(args).map(|()| 0),
         Command::Approvals(args) => approvals::run(args).map(|()| 0),
         Command::Exec(args) => exec::run(args),
+        Command::Chat(args) => chat::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),
     }
 }
