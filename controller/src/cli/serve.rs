@@ -54,9 +54,11 @@ fn print_welcome(config: &Config, running: &RunningController) {
     let token = DataDir::new(&config.data_dir).path(ADMIN_TOKEN);
     let base = &running.install.base_url;
     let mut text = format!(
-        "\nVigil controller: HTTP API at {base}, agent gateway at {}\nAdmin token: {}\n",
+        "\nVigil controller: HTTP API at {base}, agent gateway at {}\nAdmin token: {}\n\
+         Web page: {base}/ (sign in with the admin token); terminal chat: vigil-controller chat --url {base} --data-dir {}\n",
         running.grpc_addr,
-        token.display()
+        token.display(),
+        config.data_dir.display(),
     );
     if let Some(agent) = &running.local_agent {
         text += &format!(

@@ -111,13 +111,22 @@ impl Browser {
             if let Ok(el) = self.client.find(Locator::Css(css)).await {
                 return el;
             }
-            assert!(
-                Instant::now() < deadline,
-                "no element {css:?} on the page\n{}",
-                self.text("body").await
-            );
+            if Instant::now() >= deadline {
+                self.fail(&format!("no element {css:?} on the page")).await;
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Fails the test with `why`, the page's text and a screenshot
+    /// (target/screenshots/failure-*.png).
+    pub async fn fail(&self, why: &str) -> ! {
+        let name = format!("failure-{}", std::process::id());
+        self.save("target/screenshots", &name).await;
+        panic!(
+            "{why}; screenshot target/screenshots/{name}.png; the page shows:\n{}",
+            self.text("body").await
+        );
     }
 
     /// Every element matching `css` now.
@@ -146,11 +155,9 @@ impl Browser {
                     return text;
                 }
             }
-            assert!(
-                Instant::now() < deadline,
-                "no {css:?} with {needle:?}; the page shows:\n{}",
-                self.text("body").await
-            );
+            if Instant::now() >= deadline {
+                self.fail(&format!("no {css:?} with {needle:?}")).await;
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -167,11 +174,9 @@ impl Browser {
             {
                 return value;
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited in vain for {what}\n{}",
-                self.text("body").await
-            );
+            if Instant::now() >= deadline {
+                self.fail(&format!("waited in vain for {what}")).await;
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -210,16 +215,21 @@ impl Browser {
     /// Saves a PNG of the page to target/screenshots/NAME.png, and to docs/images/ when
     /// VIGIL_UPDATE_SCREENSHOTS is set.
     pub async fn screenshot(&self, name: &str) {
-        let png = self.client.screenshot().await.expect("screenshot");
+        self.save("target/screenshots", name).await;
+        if std::env::var_os("VIGIL_UPDATE_SCREENSHOTS").is_some() {
+            self.save("docs/images", name).await;
+        }
+    }
+
+    /// Writes a PNG of the page to `dir` (relative to the workspace) as NAME.png.
+    async fn save(&self, dir: &str, name: &str) {
+        let Ok(png) = self.client.screenshot().await else {
+            return;
+        };
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let dir = root.join("target/screenshots");
+        let dir = root.join(dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
-        if std::env::var_os("VIGIL_UPDATE_SCREENSHOTS").is_some() {
-            let docs = root.join("docs/images");
-            std::fs::create_dir_all(&docs).unwrap();
-            std::fs::write(docs.join(format!("{name}.png")), &png).unwrap();
-        }
     }
 }
 

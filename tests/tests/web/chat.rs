@@ -143,6 +143,22 @@ async fn sign_in_chat_with_tool_cards_autocomplete_and_inert_model_output() {
     b.click(".session-list .rename").await;
     b.wait_text(".session-title", "OS questions").await;
     assert_eq!(env.only_session().await["title"], "OS questions");
+    // A new chat, then delete the old one; the list and the API agree.
+    b.click(".new-session").await;
+    b.wait_js(
+        "an empty conversation",
+        "return document.querySelectorAll('.messages .msg').length === 0",
+    )
+    .await;
+    b.js("window.confirm = () => true; return true").await;
+    b.click(".session-list .delete").await;
+    b.wait_js(
+        "the list to empty",
+        "return document.querySelectorAll('.session-list li').length === 0",
+    )
+    .await;
+    let (_, sessions) = env.host.ctrl.api.get("/api/ai/sessions").await;
+    assert_eq!(sessions, json!([]));
     b.click(".signout").await;
     b.find("#token").await;
     assert_eq!(
