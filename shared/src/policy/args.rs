@@ -1,4 +1,16 @@
 //! A small getopt-style view of a command's arguments, for flag-aware rules.
+//!
+//! Three rules hold here once for every tool, so a new rule cannot forget them:
+//! - **abbreviations:** getopt_long tools accept any unambiguous prefix of a long option
+//!   (`--in` for `--in-place`). [`Parsed::long`] matches every prefix, ambiguous ones
+//!   included (the safe side: `--co` may be `--config`); tools that do not abbreviate
+//!   (Go and Rust CLIs, `find`) say so with [`Spec::exact_long`];
+//! - **attached values and bundles:** `-oFILE`, `-xvfFILE` and `--name=value` split like
+//!   getopt splits them;
+//! - **expansions:** a word the shell decides at run time is an operand only after `--`,
+//!   after the first operand of a tool that stops there, or when it can neither start with
+//!   `-` nor split ([`Word::may_be_option`]); anywhere else it could be any option, and
+//!   [`Parsed::dynamic`] says so.
 
 use super::word::Word;
 
@@ -11,6 +23,9 @@ pub(crate) struct Spec<'s> {
     pub long_values: &'s [&'s str],
     /// Options end at the first positional (POSIX), instead of being permuted (GNU).
     pub stop_at_positional: bool,
+    /// Long options must be written in full (the tool does not accept `--out` for
+    /// `--output`): Go (cobra/pflag) and Rust (clap) tools, `find`'s tests.
+    pub exact_long: bool,
 }
 
 /// One option as written.
@@ -29,6 +44,10 @@ pub(crate) struct Parsed<'a> {
     pub positional_index: Vec<usize>,
     /// Some argument depends on an expansion and could be an option we cannot see.
     pub dynamic: bool,
+    /// The first such argument, as written.
+    pub dynamic_src: Option<String>,
+    /// Long options were matched exactly (the tool does not abbreviate).
+    exact_long: bool,
 }
 
 impl Parsed<'_> {
@@ -43,7 +62,7 @@ impl Parsed<'_> {
     pub fn long(&self, name: &str) -> bool {
         self.opts
             .iter()
-            .any(|o| matches!(o, Opt::Long(l, _) if long_matches(l, name)))
+            .any(|o| matches!(o, Opt::Long(l, _) if self.matches(l, name)))
     }
 
     /// True when `-c` or `--name` was given.
@@ -63,9 +82,24 @@ impl Parsed<'_> {
     pub fn value(&self, c: Option<char>, name: &str) -> Option<&str> {
         self.opts.iter().rev().find_map(|o| match o {
             Opt::Short(s, v) if Some(*s) == c => v.as_deref(),
-            Opt::Long(l, v) if long_matches(l, name) => v.as_deref(),
+            Opt::Long(l, v) if self.matches(l, name) => v.as_deref(),
             _ => None,
         })
+    }
+
+    /// True when the long option written as `given` may stand for `name`.
+    pub fn matches(&self, given: &str, name: &str) -> bool {
+        if self.exact_long {
+            given == name
+        } else {
+            long_matches(given, name)
+        }
+    }
+
+    /// Mark an argument that could be an option we cannot see.
+    fn mark_dynamic(&mut self, w: &Word) {
+        self.dynamic = true;
+        self.dynamic_src.get_or_insert_with(|| w.src.clone());
     }
 
     /// Positional texts; `None` for a dynamic one.
@@ -84,23 +118,40 @@ impl Parsed<'_> {
     }
 }
 
-/// GNU getopt accepts any unambiguous prefix of a long option; we treat every prefix of at
-/// least two characters as a match, which errs towards seeing the flag.
+/// GNU getopt_long accepts any unambiguous prefix of a long option. Whether a prefix is
+/// unambiguous depends on every option the tool has, which we do not list, so every
+/// non-empty prefix matches: an ambiguous one is an error for the tool, or (when the
+/// candidates share a meaning) the dangerous option itself. This errs towards seeing the flag.
 pub(crate) fn long_matches(given: &str, name: &str) -> bool {
-    given == name || (given.len() >= 2 && name.starts_with(given))
+    !given.is_empty() && name.starts_with(given)
 }
 
 /// Parse `args` (not including the program name).
 pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
-    let mut p = Parsed::default();
+    let mut p = Parsed {
+        exact_long: spec.exact_long,
+        ..Parsed::default()
+    };
     let mut i = 0;
     let mut only_positionals = false;
     while i < args.len() {
         let w = &args[i];
         let Some(text) = w.fixed() else {
-            p.dynamic = true;
+            // Past `--` (or the first operand of a POSIX tool) an expansion is an operand,
+            // unless unquoted, when it may split into several words.
+            let operand = if only_positionals {
+                !w.may_split()
+            } else {
+                !w.may_be_option()
+            };
+            if !operand {
+                p.mark_dynamic(w);
+            }
             p.positionals.push(w);
             p.positional_index.push(i);
+            if spec.stop_at_positional && operand {
+                only_positionals = true;
+            }
             i += 1;
             continue;
         };
@@ -122,10 +173,10 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
             match long.split_once('=') {
                 Some((name, value)) => p.opts.push(Opt::Long(name.into(), Some(value.into()))),
                 None => {
-                    let takes = spec.long_values.iter().any(|n| long_matches(long, n));
+                    let takes = spec.long_values.iter().any(|n| p.matches(long, n));
                     let value = if takes {
                         i += 1;
-                        args.get(i).map(|v| v.fixed().unwrap_or("").to_owned())
+                        option_value(&mut p, args.get(i))
                     } else {
                         None
                     };
@@ -143,7 +194,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
                 let rest: String = cluster[j + 1..].iter().collect();
                 let value = if rest.is_empty() {
                     i += 1;
-                    args.get(i).map(|v| v.fixed().unwrap_or("").to_owned())
+                    option_value(&mut p, args.get(i))
                 } else {
                     Some(rest)
                 };
@@ -156,6 +207,15 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
         i += 1;
     }
     p
+}
+
+/// The separate value of an option: an expansion there is the value, unless it splits.
+fn option_value(p: &mut Parsed<'_>, w: Option<&Word>) -> Option<String> {
+    let w = w?;
+    if w.may_split() {
+        p.mark_dynamic(w);
+    }
+    Some(w.fixed().unwrap_or("").to_owned())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! bounded rewrite of the whole assembled from the rewrites of its parts.
 
 use super::commands;
+use super::producer;
 use super::syntax;
 use super::types::{Risk, UnboundedCategory};
 use super::verdict::{Unbounded, Verdict};
@@ -26,6 +27,9 @@ pub(crate) struct Ctx {
     depth: usize,
     /// The command's standard input is fed (pipe, file, here-doc), not closed.
     pub stdin_fed: bool,
+    /// Every word on standard input is known to be an operand: the pipeline upstream
+    /// prints only names that cannot start with `-` (see [`producer`]).
+    pub stdin_operands: bool,
 }
 
 impl Ctx {
@@ -33,6 +37,7 @@ impl Ctx {
         Ctx {
             depth: 0,
             stdin_fed: false,
+            stdin_operands: false,
         }
     }
 
@@ -66,8 +71,14 @@ pub(crate) fn classify_script(src: &str, ctx: Ctx) -> Verdict {
     let mut parts: Vec<Verdict> = script.findings;
     let mut rewrites: Vec<(std::ops::Range<usize>, Option<String>)> = Vec::new();
     for (i, c) in script.commands.iter().enumerate() {
+        let upstream: Vec<&[Word]> = script.commands[..i]
+            .iter()
+            .filter(|u| u.pipeline == c.pipeline)
+            .map(|u| u.words.as_slice())
+            .collect();
         let fed = Ctx {
             stdin_fed: ctx.stdin_fed || c.stdin_fed,
+            stdin_operands: c.stdin_fed && producer::prints_operands(&upstream),
             ..ctx
         };
         let mut v = classify_words(&c.words, fed);

@@ -11,6 +11,7 @@
 mod args;
 mod commands;
 mod engine;
+mod producer;
 mod syntax;
 mod types;
 mod verdict;

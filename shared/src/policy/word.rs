@@ -24,6 +24,11 @@ pub(crate) struct Word {
     pub kind: WordKind,
     /// The word as written in the source, for rewrites.
     pub src: String,
+    /// The first character is fixed text other than `-` (or a pattern character), so
+    /// whatever the shell does, the word cannot start an option.
+    pub lead_fixed: bool,
+    /// An unquoted expansion may split the word into several, any of them an option.
+    pub splits: bool,
 }
 
 impl Word {
@@ -33,6 +38,8 @@ impl Word {
             text: text.to_owned(),
             kind: WordKind::Literal,
             src: quote(text),
+            lead_fixed: !text.starts_with('-'),
+            splits: false,
         }
     }
 
@@ -42,7 +49,34 @@ impl Word {
             text: String::new(),
             kind: WordKind::Dynamic,
             src: src.to_owned(),
+            lead_fixed: false,
+            splits: true,
         }
+    }
+
+    /// One word decided by another program that cannot start with `-`: a path that
+    /// `find -exec` substitutes for `{}` (it begins with a start path, never an option).
+    pub fn operand(src: &str) -> Self {
+        Word {
+            lead_fixed: true,
+            splits: false,
+            ..Word::dynamic(src)
+        }
+    }
+
+    /// True when the shell could turn this word into an option (`-…`), or into several
+    /// words one of which is an option.
+    pub fn may_be_option(&self) -> bool {
+        match self.kind {
+            WordKind::Literal => self.text.starts_with('-'),
+            WordKind::Glob => false,
+            WordKind::Dynamic => self.splits || !self.lead_fixed,
+        }
+    }
+
+    /// True when the shell could split this word into several.
+    pub fn may_split(&self) -> bool {
+        self.kind == WordKind::Dynamic && self.splits
     }
 
     /// The text when it is fixed (a literal, or a glob that cannot become an option).
@@ -153,10 +187,42 @@ pub(crate) fn from_node(node: Node<'_>, src: &str) -> Word {
     if kind == WordKind::Glob && (text.starts_with('-') || raw.starts_with(['*', '?', '[', '{'])) {
         kind = WordKind::Dynamic;
     }
+    let lead_fixed = lead_char(node, src).is_some_and(|c| !"-*?[{~\\".contains(c));
     Word {
         text,
         kind,
         src: raw.to_owned(),
+        lead_fixed,
+        splits: splits(node),
+    }
+}
+
+/// The word's first character when it is fixed text, whatever the shell expands.
+fn lead_char(node: Node<'_>, src: &str) -> Option<char> {
+    let raw = &src[node.byte_range()];
+    match node.kind() {
+        "word" | "number" => raw.chars().next(),
+        "raw_string" => raw.strip_prefix('\'')?.chars().next(),
+        "string" => {
+            let first = node.named_child(0)?;
+            (first.kind() == "string_content" && first.start_byte() == node.start_byte() + 1)
+                .then(|| src[first.byte_range()].chars().next())
+                .flatten()
+        }
+        "concatenation" => lead_char(node.child(0)?, src),
+        _ => None,
+    }
+}
+
+/// True when an unquoted expansion in the word is subject to field splitting.
+fn splits(node: Node<'_>) -> bool {
+    match node.kind() {
+        "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion" => true,
+        "concatenation" => {
+            let mut cursor = node.walk();
+            node.children(&mut cursor).any(splits)
+        }
+        _ => false,
     }
 }
 

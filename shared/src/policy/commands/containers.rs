@@ -13,11 +13,9 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "docker-compose" | "podman-compose" => compose(cmd, cmd.args, cmd.name.to_owned()),
         "kubectl" | "oc" => super::kubernetes::kubectl(cmd),
         "k3s" | "microk8s" => match cmd.args.split_first() {
-            Some((w, rest)) if w.fixed() == Some("kubectl") => super::kubernetes::kubectl(&Cmd {
-                name: "kubectl",
-                args: rest,
-                ctx: cmd.ctx,
-            }),
+            Some((w, rest)) if w.fixed() == Some("kubectl") => {
+                super::kubernetes::kubectl(&cmd.with_args("kubectl", rest))
+            }
             _ => Verdict::unknown(format!("{} form not understood", cmd.name)),
         },
         "helm" => super::misc::by_words(
@@ -82,7 +80,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "crictl" => by_subcommand(
             cmd,
-            Spec::default(),
+            Spec {
+                exact_long: true,
+                ..Spec::default()
+            },
             &[
                 "ps",
                 "pods",
@@ -139,11 +140,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
     let Some((sub, rest)) = split else {
         return Verdict::read("docker with no subcommand prints help");
     };
-    let sub_cmd = Cmd {
-        name: cmd.name,
-        args: rest,
-        ctx: cmd.ctx,
-    };
+    let sub_cmd = cmd.with_args(cmd.name, rest);
     let name = cmd.name;
     // Management commands: `docker container ls` == `docker ps`, and so on.
     let (object, verb, vargs) = match sub {
@@ -152,6 +149,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
         | "swarm" | "trust" | "builder" | "scout" | "pod" | "machine" => {
             let p = sub_cmd.parse(Spec {
                 stop_at_positional: true,
+                exact_long: true,
                 ..Spec::default()
             });
             match p.positional_index.first() {
@@ -161,11 +159,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
         }
         _ => ("", sub, rest),
     };
-    let vcmd = Cmd {
-        name: cmd.name,
-        args: vargs,
-        ctx: cmd.ctx,
-    };
+    let vcmd = cmd.with_args(cmd.name, vargs);
     let p = vcmd.parse(Spec {
         short_values: "nuwe",
         long_values: &[
@@ -186,6 +180,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
             "signal",
             "platform",
         ],
+        exact_long: true,
         ..Spec::default()
     });
     let read = |what: &str| Verdict::read(format!("{name} {what} only reads"));
@@ -204,7 +199,12 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
         | ("buildx", "ls" | "version" | "du")
         | ("manifest", "inspect")
         | ("trust", "inspect")
-        | ("pod", "ps" | "ls" | "inspect" | "top" | "stats") => read(verb),
+        | ("pod", "ps" | "ls" | "inspect" | "top" | "stats") => {
+            // Flags after the verb are the verb's own (cobra stops global flags at the
+            // subcommand), and every flag of these listing verbs only formats or filters.
+            cmd.options_only_read();
+            read(verb)
+        }
         (_, "logs") => {
             if p.flag('f', "follow") {
                 let rewrite = Some(vcmd_rebuilt(
@@ -325,11 +325,14 @@ fn docker_exec(cmd: &Cmd<'_>, args: &[Word]) -> Verdict {
         name: cmd.name,
         args,
         ctx: cmd.ctx,
+        scan: cmd.scan,
     };
     let p = ecmd.parse(Spec {
         short_values: "ewu",
         long_values: &["env", "env-file", "workdir", "user", "detach-keys"],
         stop_at_positional: true,
+        exact_long: true,
+        ..Spec::default()
     });
     if p.dynamic
         && p.positional_index
@@ -393,6 +396,7 @@ fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
         name: cmd.name,
         args,
         ctx: cmd.ctx,
+        scan: cmd.scan,
     };
     let p = ccmd.parse(Spec {
         short_values: "fp",
@@ -407,6 +411,8 @@ fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
             "progress",
         ],
         stop_at_positional: true,
+        exact_long: true,
+        ..Spec::default()
     });
     let Some(&si) = p.positional_index.first() else {
         return Verdict::read("compose with no subcommand prints help");
@@ -415,14 +421,11 @@ fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
         return ccmd.dynamic_write();
     };
     let rest = &args[si + 1..];
-    let rcmd = Cmd {
-        name: cmd.name,
-        args: rest,
-        ctx: cmd.ctx,
-    };
+    let rcmd = cmd.with_args(cmd.name, rest);
     let rp = rcmd.parse(Spec {
         short_values: "no",
         long_values: &["tail", "since", "until", "format", "output"],
+        exact_long: true,
         ..Spec::default()
     });
     match sub {
@@ -453,6 +456,8 @@ fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
                 short_values: "ewu",
                 long_values: &["env", "workdir", "user", "index"],
                 stop_at_positional: true,
+                exact_long: true,
+                ..Spec::default()
             });
             if ep.flag('d', "detach") || ep.flag('e', "env") || ep.long("privileged") {
                 return Verdict::write(

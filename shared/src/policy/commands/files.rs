@@ -77,6 +77,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "/dev/tty",
                 "/dev/console",
             ];
+            cmd.options_only_read();
             match cmd
                 .args
                 .iter()

@@ -49,6 +49,7 @@ pub(super) fn kubectl(cmd: &Cmd<'_>) -> Verdict {
     let p = cmd.parse(Spec {
         short_values: KUBECTL_VALUES,
         long_values: KUBECTL_LONG,
+        exact_long: true,
         ..Spec::default()
     });
     let Some(&vi) = p.positional_index.first() else {
@@ -143,15 +144,12 @@ fn kubectl_exec(cmd: &Cmd<'_>, vi: usize) -> Verdict {
         Some(d) => (&args[..d], &args[d + 1..]),
         None => {
             // Deprecated form: kubectl exec POD CMD…
-            let p = Cmd {
-                name: "kubectl",
-                args: &args[vi + 1..],
-                ctx: cmd.ctx,
-            }
-            .parse(Spec {
+            let p = cmd.with_args("kubectl", &args[vi + 1..]).parse(Spec {
                 short_values: KUBECTL_VALUES,
                 long_values: KUBECTL_LONG,
                 stop_at_positional: true,
+                exact_long: true,
+                ..Spec::default()
             });
             match p.positional_index.get(1) {
                 Some(&i) => (&args[..vi + 1 + i], &args[vi + 1 + i..]),
@@ -159,14 +157,11 @@ fn kubectl_exec(cmd: &Cmd<'_>, vi: usize) -> Verdict {
             }
         }
     };
-    let oc = Cmd {
-        name: "kubectl",
-        args: opts,
-        ctx: cmd.ctx,
-    };
+    let oc = cmd.with_args("kubectl", opts);
     let p: Parsed<'_> = oc.parse(Spec {
         short_values: KUBECTL_VALUES,
         long_values: KUBECTL_LONG,
+        exact_long: true,
         ..Spec::default()
     });
     if p.dynamic {

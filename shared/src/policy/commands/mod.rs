@@ -30,6 +30,7 @@ use super::engine::Ctx;
 use super::types::{Risk, UnboundedCategory};
 use super::verdict::Verdict;
 use super::word::Word;
+use std::cell::{Cell, RefCell};
 
 /// One simple command being classified.
 #[derive(Debug, Clone, Copy)]
@@ -37,12 +38,51 @@ pub(crate) struct Cmd<'a> {
     pub name: &'a str,
     pub args: &'a [Word],
     pub ctx: Ctx,
+    /// What the rule's option parsing saw, for the expansion gate.
+    pub scan: &'a Scan,
+}
+
+/// Whether a rule parsed its options, and the first expansion it found where an option
+/// could stand (see [`gate`]).
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    parsed: Cell<bool>,
+    dynamic: RefCell<Option<String>>,
+    harmless: Cell<bool>,
 }
 
 impl<'a> Cmd<'a> {
     /// Parse the arguments with a tool's option spec.
     pub fn parse(&self, spec: Spec<'_>) -> Parsed<'a> {
-        args::parse(self.args, spec)
+        self.parse_args(self.args, spec)
+    }
+
+    /// Parse part of the arguments (after a subcommand, say) with a tool's option spec.
+    pub fn parse_args<'b>(&self, args: &'b [Word], spec: Spec<'_>) -> Parsed<'b> {
+        let p = args::parse(args, spec);
+        self.scan.parsed.set(true);
+        if let Some(src) = &p.dynamic_src {
+            self.scan
+                .dynamic
+                .borrow_mut()
+                .get_or_insert_with(|| src.clone());
+        }
+        p
+    }
+
+    /// The rule's word that every option this form accepts only reads and runs nothing,
+    /// so an expansion is acceptable even where an option could stand.
+    pub fn options_only_read(&self) {
+        self.scan.harmless.set(true);
+    }
+
+    /// The same tool with other arguments (a subcommand's), sharing the expansion scan.
+    pub fn with_args(&self, name: &'a str, args: &'a [Word]) -> Cmd<'a> {
+        Cmd {
+            name,
+            args,
+            ..*self
+        }
     }
 
     /// The command as written, arguments' sources joined.
@@ -80,13 +120,15 @@ impl<'a> Cmd<'a> {
 
 /// Classify a simple command by its program.
 pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
+    let scan = Scan::default();
     let cmd = Cmd {
         name: program,
         args,
         ctx,
+        scan: &scan,
     };
     if let Some(v) = shell::classify(&cmd) {
-        return v;
+        return gate(&cmd, v);
     }
     if let Some(v) = wrappers::classify(&cmd) {
         return v;
@@ -107,11 +149,18 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
     ];
     for family in families {
         if let Some(v) = family(&cmd) {
-            return v;
+            return gate(&cmd, v);
         }
     }
     if PURE_READERS.contains(&program) {
-        return Verdict::read(format!("{program} only reads"));
+        let v = Verdict::read(format!("{program} only reads"));
+        return if cmd.has_dynamic() {
+            v.because(format!(
+                "an expansion is accepted anywhere: every option of {program} only reads"
+            ))
+        } else {
+            v
+        };
     }
     if let Some(v) = interactive(&cmd) {
         return v;
@@ -120,6 +169,49 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
         return Verdict::write(Risk::Medium, format!("{program} changes state"));
     }
     Verdict::unknown(format!("{program} is not a known read-only command"))
+}
+
+/// Phase 3 for expansions: a read stands only if no word the shell decides at run time
+/// sits where the tool reads options (`rg "$X" pat` may be `rg --pre=sh pat`). A rule that
+/// parsed its options says where they are; for one that did not, every expansion that
+/// could start with `-` or split counts, unless it follows a literal `--`.
+fn gate(cmd: &Cmd<'_>, v: Verdict) -> Verdict {
+    if v.is_write() {
+        return v;
+    }
+    if cmd.scan.harmless.get() {
+        return if cmd.has_dynamic() {
+            v.because(format!(
+                "{}: an expansion is accepted anywhere, every option of this form only reads",
+                cmd.name
+            ))
+        } else {
+            v
+        };
+    }
+    let found = if cmd.scan.parsed.get() {
+        cmd.scan.dynamic.borrow().clone()
+    } else {
+        cmd.args
+            .iter()
+            .take_while(|w| w.lit() != Some("--"))
+            .find(|w| w.may_be_option())
+            .filter(|w| w.is_dynamic())
+            .map(|w| w.src.clone())
+    };
+    match found {
+        Some(src) => Verdict::unknown(format!(
+            "{}: {src} is expanded at run time where {} reads options, so it could be any \
+             option; an expansion is accepted only as an operand (after --, or quoted after \
+             fixed text that does not start with -)",
+            cmd.name, cmd.name
+        )),
+        None if cmd.has_dynamic() => v.because(format!(
+            "{}: every expansion is an operand, not an option",
+            cmd.name
+        )),
+        None => v,
+    }
 }
 
 /// Programs that only read, whatever their arguments.
@@ -165,7 +257,6 @@ const PURE_READERS: &[&str] = &[
     "pwdx",
     "printenv",
     "echo",
-    "printf",
     "true",
     "false",
     "test",
@@ -268,7 +359,6 @@ const PURE_READERS: &[&str] = &[
     "dumpe2fs",
     "lsscsi",
     "nvme-list",
-    "wait",
     "type",
     "help",
     "times",

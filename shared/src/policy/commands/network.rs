@@ -370,6 +370,8 @@ fn ping(cmd: &Cmd<'_>) -> Verdict {
         };
     }
     if p.short('c') || p.short('w') || (cmd.name == "fping" && !p.short('l')) {
+        // No option of ping writes a file or runs a program, and the count bounds it.
+        cmd.options_only_read();
         return Verdict::read(format!("{} with a count only probes", cmd.name));
     }
     let rewrite = format!(

@@ -99,7 +99,23 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("ulimit only reports limits")
             }
         }
-        "read" => Verdict::read("read only reads standard input"),
+        // Builtins that set a variable a later part of the command may use (PATH, IFS,
+        // LD_PRELOAD, or a name expanded where a command or an option goes) change the
+        // environment, like an assignment.
+        "read" => Verdict::write(Risk::Medium, "read sets shell variables"),
+        "printf" => printf(cmd),
+        "wait" => {
+            let p = cmd.parse(Spec {
+                short_values: "p",
+                stop_at_positional: true,
+                ..Spec::default()
+            });
+            if p.short('p') {
+                Verdict::write(Risk::Medium, "wait -p sets a shell variable")
+            } else {
+                Verdict::read("wait only waits for jobs")
+            }
+        }
         "bc" | "nslookup" if cmd.args.is_empty() && !cmd.ctx.stdin_fed => {
             Verdict::read(format!("bare {} waits for input", cmd.name))
                 .unbounded(UnboundedCategory::Repl, None)
@@ -134,6 +150,19 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         _ => return None,
     };
     Some(v)
+}
+
+/// `printf -v NAME` assigns instead of printing (bash's builtin; `-vNAME` too).
+fn printf(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "v",
+        stop_at_positional: true,
+        ..Spec::default()
+    });
+    if p.short('v') {
+        return Verdict::write(Risk::Medium, "printf -v sets a shell variable");
+    }
+    Verdict::read("printf only prints")
 }
 
 fn set_builtin(cmd: &Cmd<'_>) -> Verdict {

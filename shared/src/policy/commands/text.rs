@@ -40,8 +40,13 @@ fn find(cmd: &Cmd<'_>) -> Verdict {
                 i += 1;
                 while i < cmd.args.len() && !matches!(cmd.args[i].text.as_str(), ";" | "+") {
                     let a = &cmd.args[i];
+                    // find puts a path there that begins with a start path, never `-`.
                     payload.push(if a.text.contains("{}") {
-                        Word::dynamic(&a.src)
+                        if a.text.starts_with('-') {
+                            Word::dynamic(&a.src)
+                        } else {
+                            Word::operand(&a.src)
+                        }
                     } else {
                         a.clone()
                     });
@@ -173,7 +178,7 @@ fn tar(cmd: &Cmd<'_>) -> Verdict {
     }) {
         args[0] = Word::literal(&format!("-{first}"));
     }
-    let p = super::super::args::parse(
+    let p = cmd.parse_args(
         &args,
         Spec {
             short_values: "fCbFgIKLNTVX",

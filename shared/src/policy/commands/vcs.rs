@@ -120,11 +120,7 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
             v
         };
     }
-    let sub_cmd = Cmd {
-        name: "git",
-        args: rest,
-        ctx: cmd.ctx,
-    };
+    let sub_cmd = cmd.with_args("git", rest);
     let p = sub_cmd.parse(Spec {
         short_values: "nopSGUM",
         long_values: &[

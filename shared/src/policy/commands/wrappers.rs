@@ -36,6 +36,7 @@ fn payload<'a>(
         short_values,
         long_values,
         stop_at_positional: true,
+        ..Spec::default()
     });
     let start = p
         .positional_index
@@ -191,17 +192,37 @@ fn xargs(cmd: &Cmd<'_>) -> Verdict {
     } else {
         inner.to_vec()
     };
-    argv.push(Word::dynamic("{input}"));
+    // Words from a file (-a) or an unknown producer may be options; a known producer's
+    // are names (see `producer`).
+    let known = cmd.ctx.stdin_operands && !p.flag('a', "arg-file");
+    let input = |src: &str| {
+        if known {
+            Word::operand(src)
+        } else {
+            Word::dynamic(src)
+        }
+    };
     let replace = p
         .value(Some('I'), "replace")
         .or_else(|| p.value(Some('i'), "replace"));
-    if let Some(r) = replace {
-        let r = if r.is_empty() { "{}" } else { r };
-        for w in argv.iter_mut().skip(1) {
-            if w.text.contains(r) {
-                *w = Word::dynamic(&w.src);
+    match replace {
+        Some(r) => {
+            // With -I each input line replaces the string inside a word: the word is
+            // an operand when fixed text that is not `-` comes first.
+            let r = if r.is_empty() { "{}" } else { r };
+            for w in argv.iter_mut().skip(1) {
+                if w.text.contains(r) {
+                    *w = if w.text.starts_with(r) {
+                        input(&w.src)
+                    } else if w.text.starts_with('-') {
+                        Word::dynamic(&w.src)
+                    } else {
+                        Word::operand(&w.src)
+                    };
+                }
             }
         }
+        None => argv.push(input("{input}")),
     }
     cmd.ctx.argv(&argv)
 }
@@ -309,6 +330,7 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
         short_values: SSH_VALUE_OPTS,
         long_values: &[],
         stop_at_positional: true,
+        ..Spec::default()
     });
     if cmd
         .args

@@ -26,12 +26,7 @@ pub(super) fn zfs(cmd: &Cmd<'_>) -> Verdict {
     match p.first() {
         None => Verdict::read("zfs with no subcommand prints help"),
         Some("send") => {
-            let sp = Cmd {
-                name: "zfs",
-                args: &cmd.args[1..],
-                ctx: cmd.ctx,
-            }
-            .parse(Spec::default());
+            let sp = cmd.with_args("zfs", &cmd.args[1..]).parse(Spec::default());
             if sp.flag('n', "dryrun") || sp.flag('P', "parsable") && sp.short('n') {
                 Verdict::read("zfs send -n only estimates")
             } else {
@@ -72,11 +67,7 @@ pub(super) fn zpool(cmd: &Cmd<'_>) -> Verdict {
     let Some(sub) = cmd.args[si].fixed() else {
         return cmd.dynamic_write();
     };
-    let rest = Cmd {
-        name: "zpool",
-        args: &cmd.args[si + 1..],
-        ctx: cmd.ctx,
-    };
+    let rest = cmd.with_args("zpool", &cmd.args[si + 1..]);
     let rp = rest.parse(Spec {
         short_values: "ToTc",
         ..Spec::default()
