@@ -23,6 +23,10 @@ pub(crate) struct Spec<'s> {
     pub long_values: &'s [&'s str],
     /// Options end at the first positional (POSIX), instead of being permuted (GNU).
     pub stop_at_positional: bool,
+    /// Other long options the tool has, without a value. A word that names one of these (or
+    /// of `long_values`) in full is that option, even when it is also a prefix of another
+    /// (`--list` is not `--listed-incremental`): getopt prefers an exact match.
+    pub long_flags: &'s [&'s str],
     /// Long options must be written in full (the tool does not accept `--out` for
     /// `--output`): Go (cobra/pflag) and Rust (clap) tools, `find`'s tests.
     pub exact_long: bool,
@@ -48,6 +52,8 @@ pub(crate) struct Parsed<'a> {
     pub dynamic_src: Option<String>,
     /// Long options were matched exactly (the tool does not abbreviate).
     exact_long: bool,
+    /// For each option, whether it was written as the full name of a known option.
+    full: Vec<bool>,
 }
 
 impl Parsed<'_> {
@@ -62,7 +68,8 @@ impl Parsed<'_> {
     pub fn long(&self, name: &str) -> bool {
         self.opts
             .iter()
-            .any(|o| matches!(o, Opt::Long(l, _) if self.matches(l, name)))
+            .enumerate()
+            .any(|(i, o)| matches!(o, Opt::Long(l, _) if self.matches_at(i, l, name)))
     }
 
     /// True when `-c` or `--name` was given.
@@ -80,11 +87,15 @@ impl Parsed<'_> {
 
     /// The value of `-c` or `--name`, last one wins.
     pub fn value(&self, c: Option<char>, name: &str) -> Option<&str> {
-        self.opts.iter().rev().find_map(|o| match o {
-            Opt::Short(s, v) if Some(*s) == c => v.as_deref(),
-            Opt::Long(l, v) if self.matches(l, name) => v.as_deref(),
-            _ => None,
-        })
+        self.opts
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, o)| match o {
+                Opt::Short(s, v) if Some(*s) == c => v.as_deref(),
+                Opt::Long(l, v) if self.matches_at(i, l, name) => v.as_deref(),
+                _ => None,
+            })
     }
 
     /// True when the long option written as `given` may stand for `name`.
@@ -94,6 +105,21 @@ impl Parsed<'_> {
         } else {
             long_matches(given, name)
         }
+    }
+
+    fn matches_at(&self, i: usize, given: &str, name: &str) -> bool {
+        if self.full.get(i).copied().unwrap_or(false) {
+            given == name
+        } else {
+            self.matches(given, name)
+        }
+    }
+
+    fn push_long(&mut self, name: &str, value: Option<String>, spec: &Spec<'_>) {
+        let full = spec.long_values.contains(&name) || spec.long_flags.contains(&name);
+        self.full.resize(self.opts.len(), false);
+        self.full.push(full);
+        self.opts.push(Opt::Long(name.into(), value));
     }
 
     /// Mark an argument that could be an option we cannot see.
@@ -171,7 +197,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
         }
         if let Some(long) = text.strip_prefix("--") {
             match long.split_once('=') {
-                Some((name, value)) => p.opts.push(Opt::Long(name.into(), Some(value.into()))),
+                Some((name, value)) => p.push_long(name, Some(value.into()), &spec),
                 None => {
                     let takes = spec.long_values.iter().any(|n| p.matches(long, n));
                     let value = if takes {
@@ -180,7 +206,7 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
                     } else {
                         None
                     };
-                    p.opts.push(Opt::Long(long.into(), value));
+                    p.push_long(long, value, &spec);
                 }
             }
             i += 1;

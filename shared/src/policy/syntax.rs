@@ -185,6 +185,7 @@ fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
                         )));
                     }
                 }
+                "binary_expression" => check_arithmetic_test(node, src, out),
                 "command"
                 | "redirected_statement"
                 | "variable_assignment"
@@ -215,6 +216,40 @@ fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
         }
         for child in node.children(&mut cursor) {
             stack.push(child);
+        }
+    }
+}
+
+/// `[[ A -eq B ]]` evaluates A and B as arithmetic, and arithmetic evaluates names and
+/// array subscripts, which run command substitutions: `[[ 'a[$(rm x)]' -eq 0 ]]`. An
+/// operand must be a plain number or a plain variable.
+fn check_arithmetic_test(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
+    const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+    if !children
+        .iter()
+        .any(|c| ARITH.contains(&&src[c.byte_range()]))
+    {
+        return;
+    }
+    for c in children
+        .iter()
+        .filter(|c| !ARITH.contains(&&src[c.byte_range()]))
+    {
+        let text = &src[c.byte_range()];
+        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+        let number = !digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit());
+        let variable = c.kind() == "simple_expansion"
+            || (c.kind() == "string"
+                && c.named_child_count() == 1
+                && c.named_child(0)
+                    .is_some_and(|n| n.kind() == "simple_expansion"));
+        if !(number || variable) {
+            out.push(Verdict::unknown(format!(
+                "arithmetic test operand {text} is evaluated as an expression, whose names \
+                 and subscripts can run commands"
+            )));
         }
     }
 }

@@ -18,6 +18,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
             _ => Verdict::unknown(format!("{} form not understood", cmd.name)),
         },
+        "helm" if helm_runs(cmd) => Verdict::write(
+            Risk::High,
+            "helm --post-renderer or --kubeconfig runs a program (a renderer, exec plugins)",
+        ),
         "helm" => super::misc::by_words(
             cmd,
             &[
@@ -106,6 +110,40 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
+/// helm (Go flags, written in full) options that run a program.
+fn helm_runs(cmd: &Cmd<'_>) -> bool {
+    let p = cmd.parse(Spec {
+        long_values: &["post-renderer", "kubeconfig"],
+        exact_long: true,
+        ..Spec::default()
+    });
+    p.long("post-renderer") || p.long("kubeconfig")
+}
+
+/// docker's global `--config DIR` (credential helpers, CLI plugins) and `-H ssh://…`
+/// (runs ssh) make docker run other programs.
+fn docker_global_runs(cmd: &Cmd<'_>) -> Option<Verdict> {
+    let p = cmd.parse(Spec {
+        short_values: DOCKER_GLOBAL_VALUES,
+        long_values: DOCKER_GLOBAL_LONG,
+        stop_at_positional: true,
+        exact_long: true,
+        ..Spec::default()
+    });
+    if p.long("config") {
+        return Some(Verdict::write(
+            Risk::High,
+            format!(
+                "{} --config names a directory whose helpers and plugins run",
+                cmd.name
+            ),
+        ));
+    }
+    p.value(Some('H'), "host")
+        .filter(|h| h.starts_with("ssh://"))
+        .map(|_| Verdict::write(Risk::High, format!("{} -H ssh:// runs ssh", cmd.name)))
+}
+
 const DOCKER_GLOBAL_VALUES: &str = "Hlc";
 const DOCKER_GLOBAL_LONG: &[&str] = &[
     "host",
@@ -134,6 +172,9 @@ fn docker_sub(args: &[Word]) -> Result<Option<(&str, &[Word])>, ()> {
 }
 
 fn docker(cmd: &Cmd<'_>) -> Verdict {
+    if let Some(v) = docker_global_runs(cmd) {
+        return v;
+    }
     let Ok(split) = docker_sub(cmd.args) else {
         return cmd.dynamic_write();
     };

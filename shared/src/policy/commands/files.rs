@@ -9,7 +9,32 @@ use super::Cmd;
 /// Readers that turn into writers (or runners) with one of these options.
 const READERS_EXCEPT: &[(&str, &[&str])] = &[
     ("dmidecode", &["--dump-bin"]),
-    ("rg", &["--pre", "--pre-glob", "--search-zip", "-z"]),
+    (
+        "rg",
+        &[
+            "--pre",
+            "--pre-glob",
+            "--search-zip",
+            "-z",
+            "--hostname-bin",
+        ],
+    ),
+    ("ack", &["--pager"]),
+    ("ag", &["--pager"]),
+    ("tree", &["-o"]),
+    ("hwinfo", &["--log"]),
+    // lshw's words are single-dash: -dump FILE (and -disable) start with d.
+    ("lshw", &["-d"]),
+    ("sensors", &["-s", "--set"]),
+    ("file", &["-C", "--compile"]),
+    (
+        "faillog",
+        &["-r", "--reset", "-l", "--lock-secs", "-m", "--maximum"],
+    ),
+    ("lastlog", &["-C", "--clear", "-S", "--set"]),
+    ("blkid", &["-g", "--garbage-collect"]),
+    // ntpq -c sends control commands, `:config` among them.
+    ("ntpq", &["-c", "--command", "-i", "--interactive"]),
     ("lsof", &[]),
     ("fuser", &["-k", "--kill"]),
     ("findmnt", &["--poll", "-p"]),

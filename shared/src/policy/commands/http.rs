@@ -42,6 +42,7 @@ pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
         "post303",
         "remote-header-name",
         "upload-flags",
+        "ssl-sessions",
     ];
     const LONG_VALUES: &[&str] = &[
         "data",
@@ -108,6 +109,7 @@ pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
         "socks5-hostname",
         "abstract-unix-socket",
         "request-target",
+        "ssl-sessions",
     ];
     let p = cmd.parse(Spec {
         short_values: VALUE_SHORT,
@@ -164,6 +166,11 @@ pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
             }
         }
     }
+    if p.value(Some('w'), "write-out")
+        .is_some_and(|w| w.contains("%output{"))
+    {
+        return Verdict::write(Risk::Medium, "curl -w %output{FILE} writes a file");
+    }
     if let Some(method) = p.value(Some('X'), "request") {
         let m = method.to_ascii_uppercase();
         if !matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS") {
@@ -198,6 +205,10 @@ pub(super) fn wget(cmd: &Cmd<'_>) -> Verdict {
         long_values: &[
             "output-document",
             "output-file",
+            "rejected-log",
+            "hsts-file",
+            "use-askpass",
+            "config",
             "append-output",
             "directory-prefix",
             "post-data",
@@ -239,6 +250,10 @@ pub(super) fn wget(cmd: &Cmd<'_>) -> Verdict {
         "warc-file",
         "save-headers",
         "backups",
+        "rejected-log",
+        "hsts-file",
+        "use-askpass",
+        "config",
     ] {
         if p.long(w) {
             return Verdict::write(
@@ -246,6 +261,12 @@ pub(super) fn wget(cmd: &Cmd<'_>) -> Verdict {
                 format!("wget --{w} sends data or writes files"),
             );
         }
+    }
+    if p.flag('r', "recursive") || p.flag('m', "mirror") {
+        return Verdict::write(
+            Risk::Medium,
+            "wget -r saves pages to follow their links, even with --spider",
+        );
     }
     if p.short('e') || p.short('i') {
         return Verdict::write(Risk::Medium, "wget -e/-i runs commands or reads a URL list");

@@ -59,6 +59,12 @@ pub(super) fn kubectl(cmd: &Cmd<'_>) -> Verdict {
         return cmd.dynamic_write();
     };
     let second = p.nth(1);
+    if p.long("kubeconfig") {
+        return Verdict::write(
+            Risk::High,
+            "kubectl --kubeconfig names a config whose exec plugins run programs",
+        );
+    }
     if verb == "exec" {
         return kubectl_exec(cmd, vi);
     }

@@ -72,7 +72,10 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
         if !t.starts_with('-') {
             break;
         }
-        if t == "-c"
+        if matches!(t, "-p" | "--paginate") {
+            return Verdict::write(Risk::Medium, format!("git {t} runs the pager program"));
+        }
+        if t.starts_with("-c")
             || t.starts_with("--config-env")
             || t.starts_with("--exec-path=")
             || t == "--exec-path" && cmd.args.get(i + 1).is_some()
@@ -140,6 +143,8 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
         return sub_cmd.dynamic_write();
     }
     if p.long("output")
+        || p.long("upload-pack")
+        || (sub == "ls-remote" && p.short('u'))
         || p.long("ext-diff")
         || p.long("open-files-in-pager")
         || (sub == "grep" && p.short('O'))

@@ -357,6 +357,7 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
         ('O', "a control command"),
         ('E', "a log file"),
         ('F', "a config file that may run commands"),
+        ('I', "a PKCS#11 library that runs in ssh"),
         ('X', "X11 forwarding"),
         ('Y', "X11 forwarding"),
     ] {
