@@ -373,3 +373,142 @@ fn suspicious_looking_reads_stay_reads() {
         assert!(classify(cmd).allowed_as_read(), "{cmd} refused");
     }
 }
+
+fn assert_read(cases: &[&str]) {
+    let refused: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let v = classify(c);
+            (!v.allowed_as_read()).then(|| format!("{c:?} → {:?} {:?}", v.intent, v.reasons))
+        })
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "refused as read:\n{}",
+        refused.join("\n")
+    );
+}
+
+#[test]
+fn abbreviated_long_options_are_the_option() {
+    assert_write(&[
+        "sed --i s/a/b/ /etc/hosts",
+        "sed --in-pl s/a/b/ /etc/hosts",
+        "sort --ou=/etc/motd /etc/hosts",
+        "sort --compress=sh /etc/hosts",
+        "tar -tf a.tar --to-c=sh",
+        "tar -tf a.tar --use=sh",
+        "curl --out /tmp/x http://h/",
+        "curl --conf /tmp/rc http://h/",
+        "wget --spider --output-f=/tmp/log http://h/",
+        "git log --outp=/tmp/x",
+        "git ls-remote --upl=sh origin",
+        "awk --exe=/tmp/p /etc/hosts",
+        "rg --pr=sh x /etc",
+        "ack --pag=sh x",
+    ]);
+    // An exact name wins over a longer option it prefixes; Go tools do not abbreviate.
+    assert_read(&[
+        "tar --list --file=/tmp/a.tar",
+        "kubectl get pods --output=name",
+    ]);
+}
+
+#[test]
+fn builtins_that_set_variables_change_the_environment() {
+    assert_write(&[
+        "read PATH < /tmp/x; ls",
+        "printf -v PATH /tmp; ls",
+        "printf -vIFS x; ls",
+        "command printf -v PATH /tmp",
+        "mapfile -t a < /etc/hosts",
+        "readarray a < /etc/hosts",
+        "declare -x LD_PRELOAD=/tmp/x.so; ls",
+        "typeset PATH=/tmp",
+        "local PATH=/tmp",
+        "let x=1",
+        "getopts ab o",
+        "export BASH_ENV=/tmp/x; bash -c ls",
+        "readonly PATH",
+        "wait -n -p pid",
+    ]);
+    assert_read(&["printf '%s\\n' hi", "wait"]);
+}
+
+#[test]
+fn expansions_where_an_option_or_a_command_goes() {
+    assert_write(&[
+        "rg \"$X\" pattern",
+        "rg x $DIR",
+        "rg x /etc/$DIR",
+        "sort \"$F\"",
+        "awk '{print}' \"$F\"",
+        "git log \"$REV\"",
+        "curl \"$URL\"",
+        "$X /etc/hosts",
+        "/usr/bin/c?t /etc/hosts",
+        "echo --pre=sh | xargs rg x",
+        "echo 'a -o /tmp/x' | xargs sort",
+        "xargs -a /tmp/l sort",
+        "xargs -I{} sort {} < /tmp/l",
+        "find /etc -exec sort -{} \\;",
+        "[[ 'a[$(rm -f /tmp/x)]' -eq 0 ]]",
+    ]);
+    assert_read(&[
+        "rg x -- \"$DIR\"",
+        "rg x \"/etc/$DIR\"",
+        "sort /var/log/\"$F\"",
+        "git log -- \"$P\"",
+        "ls $HOME",
+        "echo /etc/hosts | xargs sort",
+        "docker ps -q | xargs docker inspect",
+        "kubectl get pods -o name | xargs -n1 kubectl describe",
+        "find /etc -name '*.conf' -exec sort {} +",
+        "[[ $n -ge 1 ]]",
+    ]);
+}
+
+#[test]
+fn brace_expansion_and_attached_values_in_option_words() {
+    assert_write(&[
+        "rg --{pre,x}=sh x /etc",
+        "sort -{o,x}/tmp/f /etc/hosts",
+        "sort --out{put,}=/tmp/f /etc/hosts",
+        "sed -{i,n} s/a/b/ /etc/hosts",
+        "curl --{output,x}=/tmp/x http://h/",
+        "sort -uo/tmp/x /etc/hosts",
+        "tar -tvIsh -f a.tar",
+        "tar tvIsh -f a.tar",
+        "curl -sSo/tmp/x http://h/",
+        "wget -qo/tmp/log -O - http://h/",
+        "sed -nf/tmp/x.sed /etc/hosts",
+        "git -ccore.pager=sh log",
+        "ssh -oProxyCommand=sh h uptime",
+        "ssh -I/tmp/p.so h uptime",
+    ]);
+    assert_read(&["sort /etc/{hosts,passwd}", "curl -sD- http://h/"]);
+}
+
+#[test]
+fn options_that_run_programs_write_files_or_load_configs() {
+    assert_write(&[
+        "rg --hostname-bin=/tmp/h x /etc",
+        "man -P sh ls",
+        "git -p log",
+        "git ls-remote -u sh origin",
+        "helm template x ./c --post-renderer sh",
+        "docker --config /tmp/d ps",
+        "docker -H ssh://x ps",
+        "kubectl get pods --kubeconfig=/tmp/k",
+        "wget --spider -o /tmp/log http://h/",
+        "wget --spider -r http://h/",
+        "wget --spider --config=/tmp/rc http://h/",
+        "curl -w '%output{/tmp/x}' http://h/",
+        "curl --ssl-sessions /tmp/s https://h/",
+        "tree -o /tmp/x /etc",
+        "hwinfo --log=/tmp/x",
+        "lastlog --clear -u bob",
+        "ntpq -c 'config x'",
+        "mysql --pager=sh -e 'SELECT 1'",
+    ]);
+}

@@ -276,5 +276,29 @@ mod tests {
         let p = parse(&args, Spec::default());
         assert!(p.long("in-place"));
         assert!(!p.long("inplace-x"));
+        // One letter is enough when the tool has no other option starting with it.
+        assert!(parse(&words("--i"), Spec::default()).long("in-place"));
+    }
+
+    #[test]
+    fn exact_tools_and_exact_names() {
+        let args = words("--out=x --list");
+        let exact = parse(
+            &args,
+            Spec {
+                exact_long: true,
+                ..Spec::default()
+            },
+        );
+        assert!(!exact.long("output"));
+        let gnu = parse(
+            &args,
+            Spec {
+                long_flags: &["list"],
+                ..Spec::default()
+            },
+        );
+        assert!(gnu.long("output"));
+        assert!(gnu.long("list") && !gnu.long("listed-incremental"));
     }
 }
