@@ -65,6 +65,7 @@ bench:
 	$(CARGO) bench -p vigil-controller --bench inventory
 	$(CARGO) bench -p vigil-tests --bench link
 	$(CARGO) bench -p vigil-tests --bench chat
+	$(CARGO) bench -p vigil-agent --bench sandbox
 	tests/benches/ssh-compare.sh
 
 # Optional: coverage-guided fuzzing of the classifier with cargo-fuzz (libFuzzer), which

@@ -32,6 +32,10 @@ pub struct AgentView {
     pub last_seen: Option<String>,
     /// Its version.
     pub version: String,
+    /// How it confines host reads (`facts.sandbox`: level, Landlock ABI, seccomp, …), as
+    /// its last facts said; absent from agents that predate the read sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<serde_json::Value>,
 }
 
 /// The registry of agents.
@@ -108,6 +112,12 @@ impl Agents {
                     labels: row.labels,
                     last_seen: last_seen.map(rfc3339),
                     version,
+                    sandbox: row
+                        .facts
+                        .as_ref()
+                        .and_then(|f| f.get("sandbox"))
+                        .filter(|s| !s.is_null())
+                        .cloned(),
                 }
             })
             .collect())

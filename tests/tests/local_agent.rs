@@ -7,8 +7,15 @@ use std::time::Duration;
 
 use vigil_tests::{Controller, ControllerOptions, processes_matching, wait_until};
 
-fn local_id(ctrl: &Controller) -> String {
+/// The local agent's id; the controller serves HTTP before it has enrolled the agent, so
+/// the identity may take a moment to appear.
+async fn local_id(ctrl: &Controller) -> String {
     let path = ctrl.data_dir().join("local-agent/identity.json");
+    wait_until(Duration::from_secs(30), || {
+        let path = path.clone();
+        async move { path.exists() }
+    })
+    .await;
     let text = std::fs::read_to_string(&path).expect("identity.json of the local agent");
     let value: serde_json::Value = serde_json::from_str(&text).expect("json");
     value["agent_id"].as_str().expect("agent_id").to_owned()
@@ -21,7 +28,7 @@ async fn the_local_agent_connects_runs_commands_and_is_reused() {
         ..ControllerOptions::default()
     })
     .await;
-    let id = local_id(&ctrl);
+    let id = local_id(&ctrl).await;
     let connected = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
     assert!(
         connected,
@@ -36,7 +43,7 @@ async fn the_local_agent_connects_runs_commands_and_is_reused() {
 
     // A restart reuses the enrollment: the same agent, still one.
     ctrl.restart().await;
-    assert_eq!(local_id(&ctrl), id);
+    assert_eq!(local_id(&ctrl).await, id);
     let connected = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
     assert!(
         connected,

@@ -130,6 +130,7 @@ mod tests {
             labels: [("site".to_owned(), "home".to_owned())].into(),
             last_seen: None,
             version: "0.1.0".into(),
+            sandbox: None,
         };
         let text = table(&[agent]);
         let lines: Vec<&str> = text.lines().collect();

@@ -185,6 +185,15 @@ impl LinkService {
             "memory_bytes": facts.memory_bytes,
             "uptime_s": facts.uptime_s,
             "load1": facts.load1,
+            "sandbox": facts.sandbox.as_ref().map(|s| serde_json::json!({
+                "landlock_abi": s.landlock_abi,
+                "seccomp": s.seccomp,
+                "no_new_privs": s.no_new_privs,
+                "capabilities_dropped": s.capabilities_dropped,
+                "level": s.level,
+                "allow_unsandboxed_reads": s.allow_unsandboxed_reads,
+                "error": (!s.error.is_empty()).then_some(&s.error),
+            })),
         });
         if let Err(error) = self
             .agents

@@ -6,6 +6,7 @@
 
 mod join;
 mod run;
+mod sandbox_exec;
 mod service;
 mod status;
 
@@ -68,11 +69,18 @@ enum Command {
     Status(status::StatusArgs),
     /// Print the agent's version.
     Version,
+    /// Run one read confined by the kernel (started by the agent itself, not by people).
+    #[command(hide = true, name = "sandbox-exec")]
+    SandboxExec(sandbox_exec::SandboxExecArgs),
 }
 
 /// Parse the command line, run it, and return the exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::SandboxExec(args) = cli.command {
+        // The launcher of a read: no logging, no runtime, one thread until it execs.
+        return sandbox_exec::main(args);
+    }
     let verbose = matches!(cli.command, Command::Run(_));
     init_logging(if verbose { "info" } else { "warn" });
     let result = match cli.command {
@@ -81,6 +89,7 @@ pub fn main() -> ExitCode {
         Command::Install(args) => service::install(args),
         Command::Uninstall(args) => service::uninstall(args),
         Command::Status(args) => status::status(args),
+        Command::SandboxExec(_) => Ok(()),
         Command::Version => {
             let mut out = io::stdout().lock();
             writeln!(out, "vigil-agent {}", crate::VERSION).map_err(output_error)

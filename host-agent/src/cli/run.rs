@@ -3,19 +3,23 @@
 use super::{ConfigArgs, StateArgs};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::exec::sandbox::{ENV_ALLOW_UNSANDBOXED_READS, ReadSandbox};
 use crate::link::{self, Runtime};
 use crate::state::StateDir;
 use clap::Args;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
-use tracing::info;
+use tracing::{info, warn};
 
 pub const LONG_ABOUT: &str = "\
 Connect to the controller with this host's certificate and keep the connection up, \
 reconnecting with backoff. Every command that arrives is checked again here: reads must be \
 provably read-only and bounded, writes need a grant signed by the controller's key for this \
 agent and this exact command. With --read-only (or read_only = true in the config) every \
-write is refused for the life of the process. SIGTERM or SIGINT stops the agent and kills \
+write is refused for the life of the process. Every read on this host runs confined by \
+the kernel (Landlock, seccomp, no_new_privs, a reduced capability set) so that it cannot \
+write; on a kernel without Landlock reads are refused unless --allow-unsandboxed-reads is \
+given. The sandbox level shows in the log at startup and in the agent's facts. SIGTERM or SIGINT stops the agent and kills \
 running commands. Exits with status 3 when the controller revokes the agent.";
 
 #[derive(Debug, Args)]
@@ -25,6 +29,10 @@ pub struct RunArgs {
     /// Refuse every write, whatever the controller sends.
     #[arg(long)]
     read_only: bool,
+    /// Run host reads even when the kernel has no Landlock (they could then write);
+    /// without it such an agent refuses reads. Shown in the agent's facts.
+    #[arg(long, env = ENV_ALLOW_UNSANDBOXED_READS)]
+    allow_unsandboxed_reads: bool,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -32,7 +40,13 @@ pub struct RunArgs {
 pub async fn run(args: RunArgs) -> Result<()> {
     let config = Config::load(args.config.config.as_deref(), args.read_only)?;
     let platform = crate::platform::detect(&config.discovery).await;
-    let runtime = Runtime::new(StateDir::new(args.state.state_dir), config, platform)?;
+    let sandbox = detect_sandbox(args.allow_unsandboxed_reads)?;
+    let runtime = Runtime::new(
+        StateDir::new(args.state.state_dir),
+        config,
+        platform,
+        sandbox,
+    )?;
     let shutdown = CancellationToken::new();
     let mut term =
         signal(SignalKind::terminate()).map_err(|e| Error::io("listen for SIGTERM", e))?;
@@ -46,4 +60,29 @@ pub async fn run(args: RunArgs) -> Result<()> {
         stop.cancel();
     });
     link::run(runtime, shutdown).await
+}
+
+/// Probe the read sandbox with this very binary as the launcher, and log what it found.
+fn detect_sandbox(allow_unsandboxed: bool) -> Result<ReadSandbox> {
+    let me = std::env::current_exe().map_err(|e| Error::io("find the agent's own binary", e))?;
+    let sandbox = ReadSandbox::detect(me, allow_unsandboxed);
+    let facts = sandbox.facts();
+    info!(
+        level = %facts.level,
+        landlock_abi = facts.landlock_abi,
+        seccomp = facts.seccomp,
+        no_new_privs = facts.no_new_privs,
+        capabilities_dropped = facts.capabilities_dropped,
+        allow_unsandboxed_reads = facts.allow_unsandboxed_reads,
+        "read sandbox"
+    );
+    if let Err(error) = sandbox.probe() {
+        warn!(%error, "the read sandbox probe failed");
+    }
+    if let Some(reason) = sandbox.refusal() {
+        warn!(%reason, "host reads will be refused");
+    } else if facts.level == "none" {
+        warn!("host reads run without the sandbox (--allow-unsandboxed-reads)");
+    }
+    Ok(sandbox)
 }

@@ -22,6 +22,10 @@ pub struct InstallArgs {
     /// Start the service in read-only mode (every write refused).
     #[arg(long)]
     read_only: bool,
+    /// Start the service with --allow-unsandboxed-reads (host reads run even on a kernel
+    /// without Landlock, where they could write).
+    #[arg(long, env = crate::exec::sandbox::ENV_ALLOW_UNSANDBOXED_READS)]
+    allow_unsandboxed_reads: bool,
     #[command(flatten)]
     config: ConfigArgs,
     /// Directory to write the unit into.
@@ -63,6 +67,7 @@ pub fn install(args: InstallArgs) -> Result<()> {
         exe,
         state_dir: absolute(args.state.state_dir)?,
         read_only: args.read_only,
+        allow_unsandboxed_reads: args.allow_unsandboxed_reads,
         config,
         pct_present: install::on_path("pct"),
     };

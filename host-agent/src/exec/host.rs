@@ -2,6 +2,7 @@
 //! group, with the environment cleared and set to a fixed list.
 
 use super::Runner;
+use super::sandbox::{ReadSandbox, read_env};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -79,5 +80,20 @@ impl Runner for HostRunner {
             .stdin(Stdio::null())
             .process_group(0);
         Ok(cmd)
+    }
+}
+
+impl HostRunner {
+    /// The process for `command` as a read: through `sandbox`'s launcher, with the fixed
+    /// environment, the read pins of [`read_env`] and `scratch` as `TMPDIR`.
+    pub fn read_command(&self, sandbox: &ReadSandbox, command: &str, scratch: &Path) -> Command {
+        let mut cmd = sandbox.command(&self.shell, command, scratch);
+        cmd.env_clear()
+            .envs(FIXED_ENV)
+            .envs(read_env::vars(&scratch.to_string_lossy()))
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .process_group(0);
+        cmd
     }
 }

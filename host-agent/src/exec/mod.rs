@@ -8,17 +8,21 @@
 //! process-based command: stdin `/dev/null`, stdout and stderr forwarded as chunks of at most
 //! [`CHUNK_BYTES`] the moment they are read, a hard timeout, cancellation, an output cap,
 //! and SIGKILL of the whole process group followed by reaping (DESIGN.md invariant 6).
+//! A read on the host runs confined by the kernel so that it cannot write ([`sandbox`]);
+//! an approved write runs as it is.
 
 pub mod docker;
 mod host;
 pub mod pod;
 pub mod process;
 pub mod proxmox;
+pub mod sandbox;
 
 pub use host::{FIXED_ENV, HostRunner, find_shell};
 pub use process::{Outcome, send_finished, supervise};
+pub use sandbox::{ReadSandbox, Scratch};
 
-use crate::guard::{Admitted, Refusal, RejectCode};
+use crate::guard::{Admitted, Mode, Refusal, RejectCode};
 use crate::inventory::BoxFuture;
 use std::fmt;
 use std::sync::Arc;
@@ -125,17 +129,62 @@ pub struct Executor {
     host: HostRunner,
     backends: Backends,
     max_output_cap: u64,
+    sandbox: Arc<ReadSandbox>,
 }
 
 impl Executor {
     /// An executor for the host and the given backends, with the config's output-cap
-    /// ceiling.
-    pub fn new(host: HostRunner, backends: Backends, max_output_cap: u64) -> Self {
+    /// ceiling; host reads run under `sandbox`.
+    pub fn new(
+        host: HostRunner,
+        backends: Backends,
+        max_output_cap: u64,
+        sandbox: Arc<ReadSandbox>,
+    ) -> Self {
         Executor {
             host,
             backends,
             max_output_cap,
+            sandbox,
         }
+    }
+
+    /// How host reads run.
+    pub fn sandbox(&self) -> &ReadSandbox {
+        &self.sandbox
+    }
+
+    /// The process for a command on the host: a write as it is, a read confined with a
+    /// fresh scratch directory (removed when the returned [`Scratch`] drops).
+    fn host_command(
+        &self,
+        mode: Mode,
+        command: &str,
+    ) -> Result<(std::process::Command, Option<Scratch>), Refusal> {
+        if mode == Mode::Write {
+            return self
+                .host
+                .command(&ExecTarget::Host, command)
+                .map(|c| (c, None))
+                .map_err(|reason| Refusal {
+                    code: RejectCode::ExecutionFailed,
+                    reason,
+                });
+        }
+        if let Some(reason) = self.sandbox.refusal() {
+            return Err(Refusal {
+                code: RejectCode::ActionNotAllowed,
+                reason,
+            });
+        }
+        let scratch = Scratch::create(&std::env::temp_dir()).map_err(|e| Refusal {
+            code: RejectCode::ExecutionFailed,
+            reason: format!("could not create the read's scratch directory: {e}"),
+        })?;
+        let process = self
+            .host
+            .read_command(&self.sandbox, command, scratch.path());
+        Ok((process, Some(scratch)))
     }
 
     /// Run an admitted command to its end, sending its events; the slot is freed after.
@@ -152,13 +201,13 @@ impl Executor {
             self.max_output_cap,
         );
         let outcome = if admitted.target == ExecTarget::Host {
-            match self.host.command(&admitted.target, &admitted.command) {
-                Ok(command) => supervise(&id, command, limits, cancel, events).await,
-                Err(reason) => {
-                    let refusal = Refusal {
-                        code: RejectCode::ExecutionFailed,
-                        reason,
-                    };
+            match self.host_command(admitted.mode, &admitted.command) {
+                Ok((command, scratch)) => {
+                    let outcome = supervise(&id, command, limits, cancel, events).await;
+                    drop(scratch);
+                    outcome
+                }
+                Err(refusal) => {
                     let _ = events
                         .send(rejected(&id, refusal.code, &refusal.reason))
                         .await;

@@ -27,6 +27,8 @@ pub struct UnitOptions {
     /// Absolute state directory.
     pub state_dir: PathBuf,
     pub read_only: bool,
+    /// Pass `--allow-unsandboxed-reads` (reads run even without Landlock).
+    pub allow_unsandboxed_reads: bool,
     pub config: Option<PathBuf>,
     /// `pct` (Proxmox) is installed: `NoNewPrivileges=` is left out.
     pub pct_present: bool,
@@ -41,6 +43,9 @@ pub fn render_unit(o: &UnitOptions) -> Result<String> {
     );
     if o.read_only {
         exec.push_str(" --read-only");
+    }
+    if o.allow_unsandboxed_reads {
+        exec.push_str(" --allow-unsandboxed-reads");
     }
     if let Some(config) = &o.config {
         exec.push_str(&format!(" --config {}", systemd_arg(config)?));

@@ -7,6 +7,7 @@ fn options(state_dir: &str) -> UnitOptions {
         exe: "/usr/local/bin/vigil-agent".into(),
         state_dir: state_dir.into(),
         read_only: false,
+        allow_unsandboxed_reads: false,
         config: None,
         pct_present: false,
     }

@@ -31,6 +31,7 @@ pub fn host_facts() -> HostFacts {
         memory_bytes: mem_total(&read("/proc/meminfo")).unwrap_or(0),
         uptime_s: uptime(&read("/proc/uptime")).unwrap_or(0),
         load1: load1(&read("/proc/loadavg")).unwrap_or(0.0),
+        sandbox: None,
     }
 }
 

@@ -12,7 +12,9 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
-use vigil_proto::agent::v1::{AgentMessage, InventoryUpdate, agent_message};
+use vigil_proto::agent::v1::{
+    AgentMessage, HostFacts, InventoryUpdate, SandboxFacts, agent_message,
+};
 use vigil_proto::convert::resource_to_proto;
 use vigil_shared::resource::{Resource, ResourceId};
 
@@ -31,6 +33,7 @@ pub struct Discovery {
     watches: Vec<JoinHandle<()>>,
     rescan: Duration,
     debounce: Duration,
+    sandbox: Option<SandboxFacts>,
 }
 
 impl Discovery {
@@ -53,6 +56,21 @@ impl Discovery {
             watches,
             rescan,
             debounce,
+            sandbox: None,
+        }
+    }
+
+    /// Send `sandbox` with the host facts.
+    pub fn with_sandbox(mut self, sandbox: SandboxFacts) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The host's facts now, with the read sandbox's.
+    pub fn host_facts(&self) -> HostFacts {
+        HostFacts {
+            sandbox: self.sandbox.clone(),
+            ..super::host_facts()
         }
     }
 
@@ -89,7 +107,7 @@ impl Discovery {
                 }
                 _ = ticker.tick() => {
                     let facts = AgentMessage {
-                        kind: Some(agent_message::Kind::Facts(super::host_facts())),
+                        kind: Some(agent_message::Kind::Facts(self.host_facts())),
                     };
                     if out.send(facts).await.is_err() {
                         return;

@@ -22,7 +22,7 @@ pub use tls::ControllerUrl;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::exec::{Executor, HostRunner};
+use crate::exec::{Executor, HostRunner, ReadSandbox};
 use crate::guard::Guard;
 use crate::inventory::SourceCtx;
 use crate::inventory::reporter::Discovery;
@@ -52,24 +52,35 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Load the credentials and build the guard and the executor for `platform`.
-    pub fn new(state: StateDir, config: Config, platform: Platform) -> Result<Runtime> {
+    /// Load the credentials and build the guard and the executor for `platform`, with
+    /// host reads confined by `sandbox`.
+    pub fn new(
+        state: StateDir,
+        config: Config,
+        platform: Platform,
+        sandbox: ReadSandbox,
+    ) -> Result<Runtime> {
         let creds = state.load()?;
+        let sandbox = Arc::new(sandbox);
         let executor = Arc::new(Executor::new(
             HostRunner::new(),
             platform.backends.clone(),
             config.max_output_cap_bytes,
+            Arc::clone(&sandbox),
         ));
         let guard = Arc::new(guard_for(&state, &creds, config.read_only)?);
-        let discovery = Arc::new(Discovery::start(
-            platform.sources.clone(),
-            SourceCtx {
-                agent_id: creds.agent_id.to_string(),
-                hostname: crate::inventory::hostname(),
-            },
-            Duration::from_secs(config.discovery.rescan_s),
-            Duration::from_millis(config.discovery.debounce_ms),
-        ));
+        let discovery = Arc::new(
+            Discovery::start(
+                platform.sources.clone(),
+                SourceCtx {
+                    agent_id: creds.agent_id.to_string(),
+                    hostname: crate::inventory::hostname(),
+                },
+                Duration::from_secs(config.discovery.rescan_s),
+                Duration::from_millis(config.discovery.debounce_ms),
+            )
+            .with_sandbox(sandbox.facts()),
+        );
         Ok(Runtime {
             agent_id: creds.agent_id,
             state,
@@ -79,6 +90,11 @@ impl Runtime {
             platform,
             discovery,
         })
+    }
+
+    /// The host facts with the read sandbox's.
+    pub fn host_facts(&self) -> vigil_proto::agent::v1::HostFacts {
+        self.discovery.host_facts()
     }
 
     /// The agent id the guard checks grants against.

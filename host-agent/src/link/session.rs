@@ -81,7 +81,7 @@ pub async fn run_stream(
     *connected = Some(Instant::now());
     info!(agent = %creds.agent_id, controller_version = %ack.controller_version, "connected");
     rt.set_status(true, None);
-    send(&out, agent_message::Kind::Facts(inventory::host_facts())).await;
+    send(&out, agent_message::Kind::Facts(rt.host_facts())).await;
     let reporter = {
         let discovery = Arc::clone(&rt.discovery);
         let out = out.clone();

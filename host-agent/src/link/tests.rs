@@ -38,6 +38,7 @@ fn start(
         StateDir::new(dir),
         config,
         crate::platform::Platform::host_only(),
+        crate::exec::ReadSandbox::off(),
     )
     .unwrap();
     let shutdown = CancellationToken::new();

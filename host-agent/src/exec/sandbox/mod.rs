@@ -1,0 +1,215 @@
+//! The read sandbox: every READ that runs on the agent's own host is confined by the
+//! kernel so that it cannot write, whatever the command turns out to do.
+//!
+//! The agent does not run a read directly. It starts itself as a launcher,
+//! `vigil-agent sandbox-exec --scratch DIR -- bash -c CMD` ([`launcher`]), which drops
+//! the capabilities a read never needs ([`caps`]), sets no_new_privs, restricts itself
+//! with Landlock ([`landlock`]: no filesystem write, create, remove, rename or truncate
+//! except `/dev/null` and a fresh scratch directory, no TCP bind, no signals or abstract
+//! UNIX sockets outside the sandbox) and seccomp ([`seccomp`]: mount, reboot, modules,
+//! clock, tracing, namespaces, keyrings, file metadata… answer `EPERM`), then execs the
+//! command. The scratch directory ([`scratch`]) is the read's `TMPDIR` and is removed
+//! when it ends; [`read_env`] adds the environment that pins off programs that tools load
+//! from configuration (git's fsmonitor, pager, external diff, …).
+//!
+//! At startup [`ReadSandbox::detect`] runs the launcher once in probe mode to learn what
+//! the kernel enforces; the result is logged and sent in the host facts. Without Landlock
+//! the agent refuses host reads unless it was started with `--allow-unsandboxed-reads`.
+//! Approved writes (with a grant) and reads in guests, containers and pods do not use
+//! this sandbox (see `docs/sandbox.md`).
+
+pub mod caps;
+pub mod landlock;
+pub mod launcher;
+pub mod read_env;
+pub mod scratch;
+pub mod seccomp;
+
+pub use landlock::Enforced;
+pub use scratch::Scratch;
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use vigil_proto::agent::v1::SandboxFacts;
+
+/// The hidden subcommand of `vigil-agent` that launches a read.
+pub const SUBCOMMAND: &str = "sandbox-exec";
+
+/// The environment variable behind `--allow-unsandboxed-reads`.
+pub const ENV_ALLOW_UNSANDBOXED_READS: &str = "VIGIL_ALLOW_UNSANDBOXED_READS";
+
+/// What the launcher enforced on itself (and so on the command it runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The kernel's Landlock ABI version; 0 without Landlock.
+    pub landlock_abi: u32,
+    #[serde(with = "enforced_name")]
+    pub landlock: Enforced,
+    pub seccomp: bool,
+    pub no_new_privs: bool,
+    /// The bounding set holds only the capabilities a read keeps.
+    pub capabilities_dropped: bool,
+}
+
+impl Report {
+    /// `full` (Landlock with every right asked for, seccomp, no_new_privs), `none` (no
+    /// Landlock), else `partial`.
+    pub fn level(&self) -> &'static str {
+        match self.landlock {
+            Enforced::None => "none",
+            Enforced::Full if self.seccomp && self.no_new_privs => "full",
+            _ => "partial",
+        }
+    }
+}
+
+mod enforced_name {
+    use super::Enforced;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Enforced, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match value {
+            Enforced::Full => "full",
+            Enforced::Partial => "partial",
+            Enforced::None => "none",
+        })
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Enforced, D::Error> {
+        Ok(match String::deserialize(d)?.as_str() {
+            "full" => Enforced::Full,
+            "partial" => Enforced::Partial,
+            _ => Enforced::None,
+        })
+    }
+}
+
+/// How this agent runs host reads, fixed at startup.
+#[derive(Debug, Clone)]
+pub struct ReadSandbox {
+    /// The `vigil-agent` binary; `None` runs reads directly (unit tests only).
+    launcher: Option<PathBuf>,
+    /// What the probe found, or why it failed.
+    probe: Result<Report, String>,
+    allow_unsandboxed: bool,
+}
+
+impl ReadSandbox {
+    /// Probe what the kernel enforces by running `launcher sandbox-exec --probe` once.
+    pub fn detect(launcher: PathBuf, allow_unsandboxed: bool) -> Self {
+        let probe = Command::new(&launcher)
+            .args([SUBCOMMAND, "--probe"])
+            .env_clear()
+            .output()
+            .map_err(|e| format!("could not start {}: {e}", launcher.display()))
+            .and_then(|out| {
+                serde_json::from_slice::<Report>(&out.stdout).map_err(|e| {
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    format!(
+                        "the sandbox probe failed ({}): {e} {}",
+                        out.status,
+                        err.trim()
+                    )
+                })
+            });
+        ReadSandbox {
+            launcher: Some(launcher),
+            probe,
+            allow_unsandboxed,
+        }
+    }
+
+    /// Reads run directly, unconfined: for the agent's own unit tests, whose binary is
+    /// not `vigil-agent`.
+    #[cfg(test)]
+    pub fn off() -> Self {
+        ReadSandbox {
+            launcher: None,
+            probe: Err("off in unit tests".into()),
+            allow_unsandboxed: true,
+        }
+    }
+
+    /// A sandbox whose probe found `probe`, launched by `launcher` (tests).
+    #[cfg(test)]
+    pub fn with_probe(
+        launcher: PathBuf,
+        probe: Result<Report, String>,
+        allow_unsandboxed: bool,
+    ) -> Self {
+        ReadSandbox {
+            launcher: Some(launcher),
+            probe,
+            allow_unsandboxed,
+        }
+    }
+
+    /// `full`, `partial` or `none`.
+    pub fn level(&self) -> &'static str {
+        self.probe.as_ref().map_or("none", Report::level)
+    }
+
+    /// What the probe found.
+    pub fn probe(&self) -> Result<&Report, &str> {
+        self.probe.as_ref().map_err(String::as_str)
+    }
+
+    /// True when host reads run even without Landlock.
+    pub fn allow_unsandboxed(&self) -> bool {
+        self.allow_unsandboxed
+    }
+
+    /// Why host reads are refused, if they are: no Landlock and no
+    /// `--allow-unsandboxed-reads`.
+    pub fn refusal(&self) -> Option<String> {
+        if self.allow_unsandboxed || self.level() != "none" {
+            return None;
+        }
+        let why = match &self.probe {
+            Ok(_) => "this kernel has no Landlock".to_owned(),
+            Err(e) => e.clone(),
+        };
+        Some(format!(
+            "SANDBOX_UNAVAILABLE: reads on this host cannot be kept from writing ({why}); \
+             the agent refuses them unless started with --allow-unsandboxed-reads \
+             ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
+        ))
+    }
+
+    /// The process for `shell -c command` as a read, confined, with `scratch` as its
+    /// only writable directory and `TMPDIR`.
+    pub fn command(&self, shell: &Path, command: &str, scratch: &Path) -> Command {
+        let mut cmd = match &self.launcher {
+            Some(launcher) => {
+                let mut cmd = Command::new(launcher);
+                cmd.arg(SUBCOMMAND).arg("--scratch").arg(scratch);
+                if self.allow_unsandboxed {
+                    cmd.arg("--allow-unsandboxed");
+                }
+                cmd.arg("--").arg(shell);
+                cmd
+            }
+            None => Command::new(shell),
+        };
+        cmd.arg("-c").arg(command);
+        cmd
+    }
+
+    /// The facts the controller shows under `facts.sandbox`.
+    pub fn facts(&self) -> SandboxFacts {
+        let report = self.probe.as_ref().ok();
+        SandboxFacts {
+            landlock_abi: report.map_or(0, |r| r.landlock_abi),
+            seccomp: report.is_some_and(|r| r.seccomp),
+            no_new_privs: report.is_some_and(|r| r.no_new_privs),
+            capabilities_dropped: report.is_some_and(|r| r.capabilities_dropped),
+            level: self.level().to_owned(),
+            allow_unsandboxed_reads: self.allow_unsandboxed,
+            error: self.probe.as_ref().err().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

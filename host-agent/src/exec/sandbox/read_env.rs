@@ -1,0 +1,71 @@
+//! The environment a read gets on top of the agent's fixed environment: settings that
+//! stop tools from running programs named by configuration the read may come across (a
+//! hostile repository's `.git/config`, for instance). Pinned through `GIT_CONFIG_COUNT`,
+//! which git reads with command-line precedence, so a repository's own config cannot
+//! undo it. What cannot be pinned this way (git's per-driver `textconv` and `filter`
+//! commands, `diff.external`, kubeconfig exec plugins, ssh `ProxyCommand`) runs inside
+//! the sandbox and so cannot write either; see `docs/sandbox.md`.
+
+/// git settings forced for every read: no fsmonitor hook, no pager, no hooks, the plain
+/// ssh, no credential helpers or signature programs from the repository, no `ext::`
+/// transport, and no implicit bare repositories (a repository nested in a work tree).
+pub const GIT_PINS: [(&str, &str); 11] = [
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.sshCommand", "ssh"),
+    ("credential.helper", ""),
+    ("protocol.ext.allow", "never"),
+    ("gpg.program", "gpg"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.x509.program", "gpgsm"),
+    ("log.showSignature", "false"),
+    ("safe.bareRepository", "explicit"),
+];
+
+/// Plain variables for every read.
+pub const PLAIN: [(&str, &str); 6] = [
+    // git status and friends do not try to refresh the index (a write) at all.
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    // Set and empty: git asks no askpass program, not even core.askPass.
+    ("GIT_ASKPASS", ""),
+    // A partial clone does not fetch missing objects behind the read's back.
+    ("GIT_NO_LAZY_FETCH", "1"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGERSECURE", "1"),
+];
+
+/// The variables to add to a read's environment, `TMPDIR` included.
+pub fn vars(tmpdir: &str) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = PLAIN
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    vars.push(("TMPDIR".into(), tmpdir.to_owned()));
+    vars.push(("GIT_CONFIG_COUNT".into(), GIT_PINS.len().to_string()));
+    for (i, (key, value)) in GIT_PINS.iter().enumerate() {
+        vars.push((format!("GIT_CONFIG_KEY_{i}"), (*key).to_owned()));
+        vars.push((format!("GIT_CONFIG_VALUE_{i}"), (*value).to_owned()));
+    }
+    vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pin_has_a_key_and_a_value_and_the_count_matches() {
+        let vars = vars("/tmp/x");
+        let get = |k: &str| {
+            vars.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("GIT_CONFIG_COUNT").as_deref(), Some("11"));
+        assert_eq!(get("GIT_CONFIG_KEY_0").as_deref(), Some("core.fsmonitor"));
+        assert_eq!(get("GIT_CONFIG_VALUE_10").as_deref(), Some("explicit"));
+        assert_eq!(get("TMPDIR").as_deref(), Some("/tmp/x"));
+    }
+}
