@@ -30,6 +30,11 @@ pub(crate) struct Spec<'s> {
     /// Long options must be written in full (the tool does not accept `--out` for
     /// `--output`): Go (cobra/pflag) and Rust (clap) tools, `find`'s tests.
     pub exact_long: bool,
+    /// Long options may also be written with one dash (`-script` for `--script`), like
+    /// getopt_long_only (nmap) or tools with their own single-dash options (openssl). A
+    /// single-dash word is then a long option; unless `exact_long`, a word of two or more
+    /// letters is also read as a bundle of short options, as the tool may take it either way.
+    pub long_only: bool,
 }
 
 /// One option as written.
@@ -54,6 +59,13 @@ pub(crate) struct Parsed<'a> {
     exact_long: bool,
     /// For each option, whether it was written as the full name of a known option.
     full: Vec<bool>,
+}
+
+impl<'a> Parsed<'a> {
+    /// The fixed texts of the positionals (the words that are not options or their values).
+    pub fn words(&self) -> Vec<&'a str> {
+        self.positionals.iter().filter_map(|w| w.fixed()).collect()
+    }
 }
 
 impl Parsed<'_> {
@@ -133,6 +145,26 @@ impl Parsed<'_> {
         self.positionals.iter().map(|w| w.fixed()).collect()
     }
 
+    /// Every value given to the short option `c`.
+    pub fn short_values(&self, c: char) -> impl Iterator<Item = &str> {
+        self.opts.iter().filter_map(move |o| match o {
+            Opt::Short(s, Some(v)) if *s == c => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
+    /// For a form that is read-only only with a known set of options: the first option
+    /// given that is not one of `shorts` or `longs`, as written. An allow-list matches long
+    /// names in full only: an abbreviation may stand for an option not on the list.
+    pub fn unlisted(&self, shorts: &str, longs: &[&str]) -> Option<String> {
+        self.opts.iter().find_map(|o| match o {
+            Opt::Short(c, _) if shorts.contains(*c) => None,
+            Opt::Long(l, _) if longs.contains(&l.as_str()) => None,
+            Opt::Short(c, _) => Some(format!("-{c}")),
+            Opt::Long(l, _) => Some(format!("--{l}")),
+        })
+    }
+
     /// The first positional's fixed text.
     pub fn first(&self) -> Option<&str> {
         self.positionals.first().and_then(|w| w.fixed())
@@ -150,6 +182,27 @@ impl Parsed<'_> {
 /// candidates share a meaning) the dangerous option itself. This errs towards seeing the flag.
 pub(crate) fn long_matches(given: &str, name: &str) -> bool {
     !given.is_empty() && name.starts_with(given)
+}
+
+/// True when `w` is one of the options `shorts` (alone, as `-c`) or `longs` (`--name`,
+/// `--name=value`, or an abbreviation unless `exact_long`): for rewrites that drop an option.
+pub(crate) fn names_option(w: &Word, shorts: &str, longs: &[&str], exact_long: bool) -> bool {
+    let Some(t) = w.fixed() else {
+        return false;
+    };
+    if let Some(l) = t.strip_prefix("--") {
+        let name = l.split_once('=').map_or(l, |(n, _)| n);
+        return longs.iter().any(|n| {
+            if exact_long {
+                name == *n
+            } else {
+                long_matches(name, n)
+            }
+        });
+    }
+    let mut cs = t.chars();
+    cs.next() == Some('-')
+        && matches!((cs.next(), cs.next()), (Some(c), None) if shorts.contains(c))
 }
 
 /// Parse `args` (not including the program name).
@@ -211,6 +264,30 @@ pub(crate) fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
             }
             i += 1;
             continue;
+        }
+        if spec.long_only {
+            let body = &text[1..];
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            let several = name.chars().count() > 1;
+            if spec.exact_long || several {
+                let takes = value.is_none() && spec.long_values.iter().any(|n| p.matches(name, n));
+                let value = match value {
+                    Some(v) => Some(v.to_owned()),
+                    None if takes => {
+                        i += 1;
+                        option_value(&mut p, args.get(i))
+                    }
+                    None => None,
+                };
+                p.push_long(name, value, &spec);
+                if spec.exact_long || takes {
+                    i += 1;
+                    continue;
+                }
+            }
         }
         let cluster: Vec<char> = text[1..].chars().collect();
         let mut j = 0;

@@ -16,12 +16,7 @@ pub(crate) fn by_words(
     if cmd.has_dynamic() {
         return cmd.dynamic_write();
     }
-    let words: Vec<&str> = cmd
-        .args
-        .iter()
-        .filter_map(|w| w.fixed())
-        .filter(|t| !t.starts_with('-'))
-        .collect();
+    let words = cmd.parse(Spec::default()).words();
     if let Some(w) = words.iter().find(|w| writes.contains(w)) {
         return Verdict::write(Risk::Medium, format!("{} {w} changes state", cmd.name));
     }
@@ -43,30 +38,75 @@ pub(crate) fn by_words(
     ))
 }
 
-/// Read when every option is one of `reads` (and there may be plain arguments).
-fn by_flags(cmd: &Cmd<'_>, reads: &[&str], empty_read: bool) -> Verdict {
-    let flags: Vec<&str> = cmd
-        .args
-        .iter()
-        .filter_map(|w| w.fixed())
-        .filter(|t| t.starts_with('-'))
-        .collect();
+/// Read when every option is one of `shorts` or `longs` (in full; there may be plain
+/// arguments).
+fn by_flags(cmd: &Cmd<'_>, shorts: &str, longs: &[&str], empty_read: bool) -> Verdict {
     if cmd.has_dynamic() {
         return cmd.dynamic_write();
     }
-    if flags.is_empty() && !empty_read {
+    let p = cmd.parse(Spec::default());
+    if p.opts.is_empty() && !empty_read {
         return Verdict::write(
             Risk::Medium,
             format!("{} without a query option changes state", cmd.name),
         );
     }
-    match flags.iter().find(|f| {
-        !reads
-            .iter()
-            .any(|r| *f == r || f.starts_with(&format!("{r}=")))
-    }) {
+    match p.unlisted(shorts, longs) {
         Some(f) => Verdict::write(Risk::Medium, format!("{} {f} changes state", cmd.name)),
         None => Verdict::read(format!("{} query only reads", cmd.name)),
+    }
+}
+
+/// nmap's options that write files, run scripts or pick targets at random. nmap parses
+/// with getopt_long_only: `-script` is `--script`, and prefixes are accepted.
+const NMAP_WRITES: &[&str] = &[
+    "oN",
+    "oX",
+    "oS",
+    "oG",
+    "oA",
+    "script",
+    "script-args",
+    "script-args-file",
+    "script-trace",
+    "script-updatedb",
+    "resume",
+    "datadir",
+    "servicedb",
+    "versiondb",
+    "append-output",
+    "iR",
+];
+
+fn nmap(cmd: &Cmd<'_>) -> Verdict {
+    let p = cmd.parse(Spec {
+        short_values: "bDegiMmoPpSsT",
+        long_values: &[
+            "script",
+            "script-args",
+            "datadir",
+            "resume",
+            "oN",
+            "oX",
+            "oG",
+            "oA",
+        ],
+        long_only: true,
+        ..Spec::default()
+    });
+    let scripts = p.short_values('s').any(|v| v.contains('C'));
+    let random = p.short_values('i').any(|v| v.starts_with('R'));
+    match NMAP_WRITES.iter().find(|n| p.long(n)) {
+        Some(f) => Verdict::write(
+            Risk::Medium,
+            format!("nmap --{f} writes files or runs scripts"),
+        ),
+        None if p.short('o') || p.short('A') || scripts || random => Verdict::write(
+            Risk::Medium,
+            "nmap -o/-A/-sC/-iR writes files, runs scripts or scans at random",
+        ),
+        None if cmd.has_dynamic() => cmd.dynamic_write(),
+        None => Verdict::read("nmap only probes"),
     }
 }
 
@@ -154,28 +194,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             CHANGE,
             false,
         ),
-        "nmap" => {
-            let bad = cmd.args.iter().filter_map(|w| w.fixed()).find(|t| {
-                t.starts_with("-o")
-                    || t.starts_with("--script")
-                    || t.starts_with("--resume")
-                    || t.starts_with("--datadir")
-                    || t.starts_with("--servicedb")
-                    || t.starts_with("--versiondb")
-                    || *t == "-iR"
-                    || t.starts_with("--append-output")
-                    || *t == "-sC"
-                    || *t == "-A"
-            });
-            match bad {
-                Some(f) if cmd.has_dynamic() || !f.is_empty() => Verdict::write(
-                    Risk::Medium,
-                    format!("nmap {f} writes files or runs scripts"),
-                ),
-                _ if cmd.has_dynamic() => cmd.dynamic_write(),
-                _ => Verdict::read("nmap only probes"),
-            }
-        }
+        "nmap" => nmap(cmd),
         "ssh-keyscan" => Verdict::read("ssh-keyscan only queries hosts"),
         "apt-key" => by_words(
             cmd,
@@ -184,11 +203,13 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             false,
         ),
         "debsums" => {
-            if cmd
-                .args
-                .iter()
-                .any(|w| w.text.starts_with("-g") || w.text.starts_with("--generate"))
-            {
+            // Perl Getopt::Long with bundling: abbreviations and bundles as getopt.
+            let p = cmd.parse(Spec {
+                short_values: "r",
+                long_values: &["root", "admindir"],
+                ..Spec::default()
+            });
+            if p.flag('g', "generate") {
                 Verdict::write(Risk::Low, "debsums -g writes checksum files")
             } else {
                 Verdict::read("debsums only checks")
@@ -208,18 +229,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "update-alternatives" => by_flags(
             cmd,
-            &["--display", "--list", "--query", "--get-selections"],
+            "",
+            &["display", "list", "query", "get-selections"],
             false,
         ),
         "ldconfig" => {
-            if cmd
-                .args
-                .iter()
-                .all(|w| matches!(w.text.as_str(), "-p" | "--print-cache" | "-v" | "--verbose"))
-                && cmd
-                    .args
-                    .iter()
-                    .any(|w| w.text == "-p" || w.text == "--print-cache")
+            let p = cmd.parse(Spec::default());
+            if p.positionals.is_empty()
+                && p.unlisted("pv", &["print-cache", "verbose"]).is_none()
+                && p.flag('p', "print-cache")
             {
                 Verdict::read("ldconfig -p only prints the cache")
             } else {
@@ -260,11 +278,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             false,
         ),
         "exportfs" => {
-            let only_verbose = cmd
-                .args
-                .iter()
-                .all(|w| matches!(w.text.as_str(), "-v" | "-s"));
-            if only_verbose {
+            let p = cmd.parse(Spec::default());
+            if p.positionals.is_empty() && p.unlisted("vs", &[]).is_none() {
                 Verdict::read("exportfs lists exports")
             } else {
                 Verdict::write(Risk::High, "exportfs changes NFS exports")
@@ -272,11 +287,12 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "showmount" => Verdict::read("showmount only queries"),
         "nfsstat" => {
-            if cmd
-                .args
-                .iter()
-                .any(|w| w.text.starts_with("-z") || w.text == "--zero")
-            {
+            let p = cmd.parse(Spec {
+                short_values: "oSZ",
+                long_values: &["since", "sleep"],
+                ..Spec::default()
+            });
+            if p.flag('z', "zero") {
                 Verdict::write(Risk::Low, "nfsstat -z resets counters")
             } else {
                 Verdict::read("nfsstat only reports")
@@ -284,19 +300,16 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "hwclock" => by_flags(
             cmd,
+            "rvuV",
             &[
-                "--show",
-                "-r",
-                "--get",
-                "--verbose",
-                "-v",
-                "--utc",
-                "-u",
-                "--localtime",
-                "--debug",
-                "--test",
-                "--version",
-                "-V",
+                "show",
+                "get",
+                "verbose",
+                "utc",
+                "localtime",
+                "debug",
+                "test",
+                "version",
             ],
             true,
         ),
@@ -320,15 +333,48 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "prlimit" => {
-            let sets = cmd.args.iter().any(|w| {
-                w.text.contains('=')
-                    && !w.text.starts_with("--pid=")
-                    && !w.text.starts_with("--output=")
-            }) || cmd
-                .args
-                .iter()
-                .any(|w| !w.text.starts_with('-') && w.text.parse::<u64>().is_err());
-            if sets {
+            // Every resource option sets the limit when given a value (`--nofile=10`,
+            // `-n10`); without one it only reports. A positional is a command to run.
+            const RESOURCES: &[&str] = &[
+                "core",
+                "data",
+                "nice",
+                "fsize",
+                "sigpending",
+                "memlock",
+                "rss",
+                "nofile",
+                "msgqueue",
+                "rtprio",
+                "stack",
+                "cpu",
+                "nproc",
+                "as",
+                "locks",
+                "rttime",
+            ];
+            let p = cmd.parse(Spec {
+                short_values: "po",
+                long_values: &["pid", "output"],
+                ..Spec::default()
+            });
+            let mut longs = vec![
+                "pid",
+                "output",
+                "noheadings",
+                "raw",
+                "verbose",
+                "help",
+                "version",
+            ];
+            let sets = p.opts.iter().any(|o| {
+                matches!(o, super::super::args::Opt::Long(l, Some(_)) if !matches!(l.as_str(), "pid" | "output"))
+            });
+            longs.extend_from_slice(RESOURCES);
+            if sets
+                || !p.positionals.is_empty()
+                || p.unlisted("pohVcdefilmnqrstuvxy", &longs).is_some()
+            {
                 Verdict::write(Risk::Medium, "prlimit changes limits or runs a command")
             } else {
                 Verdict::read("prlimit only reports")
@@ -393,12 +439,19 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             Verdict::read(format!("{} only reports", cmd.name))
         }
         "yq" => {
-            if cmd.args.iter().any(|w| {
-                w.text == "-i"
-                    || w.text.starts_with("--inplace")
-                    || w.text.starts_with("--split-exp")
-                    || w.text == "-s"
-            }) {
+            // mikefarah's yq (pflag, exact long names) or the Python one (argparse, which
+            // abbreviates `--in-place`): prefixes are matched, the safe side for both.
+            let p = cmd.parse(Spec {
+                short_values: "Iopn",
+                long_values: &["indent", "output-format", "input-format"],
+                long_flags: &["indent"],
+                ..Spec::default()
+            });
+            if p.flag('i', "inplace")
+                || p.long("in-place")
+                || p.flag('s', "split-exp")
+                || p.long("split-exp-file")
+            {
                 Verdict::write(Risk::Medium, "yq -i edits files in place")
             } else if cmd.has_dynamic() {
                 cmd.dynamic_write()
@@ -408,18 +461,22 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "7z" | "7za" | "7zr" => match cmd.args.first().and_then(|w| w.fixed()) {
             Some("l" | "t" | "i" | "h") => Verdict::read("7z l only lists"),
-            Some("e" | "x") if cmd.args.iter().any(|w| w.text == "-so") => {
+            // 7-Zip's switches are single-dash words matched in full.
+            Some("e" | "x")
+                if cmd
+                    .parse(Spec {
+                        long_only: true,
+                        exact_long: true,
+                        ..Spec::default()
+                    })
+                    .long("so") =>
+            {
                 Verdict::read("7z x -so extracts to standard output")
             }
             _ => Verdict::write(Risk::Medium, "7z writes archives or files"),
         },
         "tc" => {
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
+            let words = cmd.parse(Spec::default()).words();
             match words.get(1) {
                 _ if words.first() == Some(&"monitor") => Verdict::read("tc monitor only reads")
                     .unbounded(UnboundedCategory::Stream, None),

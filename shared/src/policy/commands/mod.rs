@@ -106,6 +106,18 @@ impl<'a> Cmd<'a> {
         parts.join(" ")
     }
 
+    /// The command rebuilt without the options `shorts` and `longs` (see
+    /// [`args::names_option`]), with `extra` added after the program name.
+    pub fn rebuilt_without(
+        &self,
+        shorts: &str,
+        longs: &[&str],
+        exact_long: bool,
+        extra: &[&str],
+    ) -> String {
+        self.rebuilt(|w| args::names_option(w, shorts, longs, exact_long), extra)
+    }
+
     /// True when any argument is decided by the shell at run time.
     pub fn has_dynamic(&self) -> bool {
         self.args.iter().any(Word::is_dynamic)

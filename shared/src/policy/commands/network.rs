@@ -20,7 +20,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             } else if p.flag('E', "events") {
                 Verdict::read("ss -E only reads").unbounded(
                     UnboundedCategory::Stream,
-                    Some(cmd.rebuilt(|w| w.text == "-E" || w.text == "--events", &[])),
+                    Some(cmd.rebuilt_without("E", &["events"], false, &[])),
                 )
             } else {
                 Verdict::read("ss only lists sockets")
@@ -31,7 +31,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             if p.flag('c', "continuous") {
                 Verdict::read("netstat only reads").unbounded(
                     UnboundedCategory::Stream,
-                    Some(cmd.rebuilt(|w| w.text == "-c" || w.text == "--continuous", &[])),
+                    Some(cmd.rebuilt_without("c", &["continuous"], false, &[])),
                 )
             } else {
                 Verdict::read("netstat only lists")
@@ -71,35 +71,30 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
         | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
         "iptables-save" | "ip6tables-save" | "iptables-legacy-save" | "iptables-nft-save" => {
-            if cmd
-                .args
-                .iter()
-                .any(|w| w.text == "-f" || w.text.starts_with("--file"))
-            {
+            let p = cmd.parse(Spec {
+                short_values: "fMt",
+                long_values: &["file", "modprobe", "table"],
+                ..Spec::default()
+            });
+            if p.flag('M', "modprobe") {
+                Verdict::write(Risk::Medium, "iptables-save -M runs a modprobe program")
+            } else if p.flag('f', "file") {
                 Verdict::write(Risk::Low, "iptables-save -f writes a file")
             } else {
                 Verdict::read("iptables-save prints rules")
             }
         }
         "nft" => {
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
-            if cmd
-                .args
-                .iter()
-                .any(|w| matches!(w.text.as_str(), "-f" | "--file" | "-i" | "--interactive"))
-            {
+            let p = cmd.parse(Spec {
+                short_values: "fID",
+                long_values: &["file", "includepath", "define"],
+                ..Spec::default()
+            });
+            let words = p.words();
+            if p.flag('f', "file") || p.flag('i', "interactive") {
                 Verdict::write(Risk::High, "nft -f loads rules")
             } else if matches!(words.first(), Some(&"list") | Some(&"describe"))
-                || words.is_empty()
-                    && cmd
-                        .args
-                        .iter()
-                        .any(|w| matches!(w.text.as_str(), "-v" | "--version"))
+                || words.is_empty() && p.flag('v', "version")
             {
                 Verdict::read("nft list only reads")
             } else if words.first() == Some(&"monitor") {
@@ -117,16 +112,24 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             _ => Verdict::write(Risk::High, "ufw changes firewall rules"),
         },
         "firewall-cmd" => {
-            let read = !cmd.args.is_empty()
-                && cmd.args.iter().all(|w| {
-                    w.fixed().is_some_and(|t| {
-                        t.starts_with("--list")
-                            || t.starts_with("--get")
-                            || t.starts_with("--query")
-                            || t.starts_with("--info")
-                            || t.starts_with("--zone")
-                            || matches!(t, "--state" | "--permanent" | "--version")
-                    })
+            // argparse abbreviates, but an abbreviation of an option named --list… starts
+            // with --list itself, so these name prefixes only ever admit query options.
+            let p = cmd.parse(Spec {
+                long_values: &["zone"],
+                long_flags: &["zone", "state", "permanent", "version"],
+                ..Spec::default()
+            });
+            let read = !p.opts.is_empty()
+                && p.positionals.is_empty()
+                && !p.dynamic
+                && p.opts.iter().all(|o| match o {
+                    super::super::args::Opt::Long(l, _) => {
+                        ["list", "get", "query", "info", "zone"]
+                            .iter()
+                            .any(|q| l.starts_with(q))
+                            || matches!(l.as_str(), "state" | "permanent" | "version")
+                    }
+                    super::super::args::Opt::Short(..) => false,
                 });
             if read {
                 Verdict::read("firewall-cmd query only reads")
@@ -135,47 +138,34 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "ethtool" => {
-            let first = cmd.args.first().and_then(|w| w.fixed()).unwrap_or("");
+            // ethtool matches its mode options in full (no getopt), before the device.
+            let p = cmd.parse(Spec {
+                stop_at_positional: true,
+                exact_long: true,
+                ..Spec::default()
+            });
             let read_flags = [
-                "-i",
-                "-k",
-                "-g",
-                "-a",
-                "-c",
-                "-S",
-                "-T",
-                "-P",
-                "-l",
-                "-m",
-                "--driver",
-                "--show-features",
-                "--show-ring",
-                "--show-pause",
-                "--show-coalesce",
-                "--statistics",
-                "--show-time-stamping",
-                "--show-permaddr",
-                "--show-channels",
-                "--module-info",
-                "--show-eee",
-                "--show-fec",
-                "--version",
-                "-h",
-                "--help",
-                "--json",
-                "--phy-statistics",
+                "driver",
+                "show-features",
+                "show-ring",
+                "show-pause",
+                "show-coalesce",
+                "statistics",
+                "show-time-stamping",
+                "show-permaddr",
+                "show-channels",
+                "module-info",
+                "show-eee",
+                "show-fec",
+                "version",
+                "help",
+                "json",
+                "phy-statistics",
             ];
-            if !first.starts_with('-')
-                || read_flags.contains(&first)
-                || (first == "--json"
-                    && cmd.args.get(1).is_some_and(|w| {
-                        w.fixed()
-                            .is_some_and(|t| !t.starts_with('-') || read_flags.contains(&t))
-                    }))
-            {
-                Verdict::read("ethtool query only reads")
-            } else {
-                Verdict::write(Risk::High, format!("ethtool {first} changes the interface"))
+            match p.unlisted("ikgacSTPlmh", &read_flags) {
+                None if p.opts.len() <= 2 => Verdict::read("ethtool query only reads"),
+                None => Verdict::write(Risk::High, "ethtool: more than one mode option"),
+                Some(f) => Verdict::write(Risk::High, format!("ethtool {f} changes the interface")),
             }
         }
         "arp" => {
@@ -198,8 +188,16 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "ifconfig" | "iwconfig" => {
-            let positional = cmd.args.iter().filter(|w| !w.text.starts_with('-')).count();
-            if positional <= 1 && !cmd.has_dynamic() {
+            // Options come before the interface; every word after it is a setting
+            // (`ifconfig eth0 -arp`).
+            let p = cmd.parse(Spec {
+                stop_at_positional: true,
+                ..Spec::default()
+            });
+            if p.positionals.len() <= 1
+                && p.unlisted("asvV", &["version", "help"]).is_none()
+                && !cmd.has_dynamic()
+            {
                 Verdict::read(format!("{} shows interfaces", cmd.name))
             } else {
                 Verdict::write(Risk::High, format!("{} changes an interface", cmd.name))
@@ -234,12 +232,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "nmcli" => nmcli(cmd),
         "bridge" => {
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
+            let words = cmd.parse(Spec::default()).words();
             match (words.first(), words.get(1)) {
                 (Some(&"monitor"), _) | (_, Some(&"monitor")) => {
                     Verdict::read("bridge monitor only reads")
@@ -445,12 +438,15 @@ fn iptables(cmd: &Cmd<'_>) -> Verdict {
 }
 
 fn nmcli(cmd: &Cmd<'_>) -> Verdict {
-    let words: Vec<&str> = cmd
-        .args
-        .iter()
-        .filter_map(|w| w.fixed())
-        .filter(|t| !t.starts_with('-'))
-        .collect();
+    // nmcli matches its options by prefix, with one dash or two (`-fields`).
+    let words = cmd
+        .parse(Spec {
+            short_values: "cefgmw",
+            long_values: &["colors", "escape", "fields", "get-values", "mode", "wait"],
+            long_only: true,
+            ..Spec::default()
+        })
+        .words();
     let obj = words.first().copied().unwrap_or("");
     let verb = words.get(1).copied();
     let read = match obj {

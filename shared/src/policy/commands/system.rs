@@ -1,7 +1,7 @@
 //! System tools: dmesg, sysctl, hostname, date, openssl, kill, top-style monitors,
 //! crontab, modprobe, passwd and friends.
 
-use super::super::args::Spec;
+use super::super::args::{Opt, Spec};
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -18,29 +18,27 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 short_values: "sn",
                 ..Spec::default()
             });
-            if p.flag('l', "list")
-                || p.short('L')
-                || cmd.args.first().is_some_and(|w| w.text == "-0") && cmd.args.len() >= 2
-            {
+            // `-0` alone checks that the processes exist; `-09` is signal 9.
+            let check = p.opts == [Opt::Short('0', None)] && !p.positionals.is_empty();
+            if p.flag('l', "list") || p.short('L') || check {
                 Verdict::read("kill -l/-0 only checks")
             } else {
                 Verdict::write(Risk::High, "kill sends a signal to processes")
             }
         }
         "top" => top(cmd),
-        "visudo"
-            if cmd
-                .args
-                .iter()
-                .any(|w| matches!(w.text.as_str(), "-c" | "--check"))
-                && !cmd
-                    .args
-                    .iter()
-                    .any(|w| w.text == "-f" || w.text.starts_with("--file")) =>
-        {
-            Verdict::read("visudo -c only checks the sudoers syntax")
-        }
+        "visudo" if visudo_checks(cmd) => Verdict::read("visudo -c only checks the sudoers syntax"),
         "udevadm" => match cmd.args.first().and_then(|w| w.fixed()) {
+            Some("info")
+                if cmd
+                    .parse_args(&cmd.args[1..], Spec::default())
+                    .flag('c', "cleanup-db") =>
+            {
+                Verdict::write(
+                    Risk::Medium,
+                    "udevadm info --cleanup-db deletes the udev database",
+                )
+            }
             Some("info" | "--version" | "version" | "verify") => {
                 Verdict::read("udevadm info only reads")
             }
@@ -71,9 +69,13 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "strace" | "ltrace" => {
-            let attach = cmd.args.iter().any(|w| {
-                w.text == "-p" || w.text.starts_with("-p") || w.text.starts_with("--attach")
-            });
+            let attach = cmd
+                .parse(Spec {
+                    short_values: "abeEIoOpPsSuUX",
+                    long_values: &["attach", "output", "user"],
+                    ..Spec::default()
+                })
+                .flag('p', "attach");
             let v = Verdict::write(
                 Risk::Medium,
                 format!(
@@ -108,20 +110,42 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         {
             Verdict::read("tmux ls only lists")
         }
-        "screen"
-            if cmd.args.len() == 1
-                && matches!(cmd.args[0].text.as_str(), "-ls" | "-list" | "-v") =>
-        {
-            Verdict::read("screen -ls only lists")
-        }
+        "screen" if screen_lists(cmd) => Verdict::read("screen -ls only lists"),
         "iperf" | "iperf3" => {
-            if cmd
-                .args
-                .iter()
-                .any(|w| matches!(w.text.as_str(), "-s" | "--server"))
-            {
+            let p = cmd.parse(Spec {
+                short_values: "pfiFBcbtnklPwMSOTCLAIX",
+                long_values: &[
+                    "port",
+                    "format",
+                    "interval",
+                    "file",
+                    "bind",
+                    "client",
+                    "bitrate",
+                    "bandwidth",
+                    "time",
+                    "bytes",
+                    "blockcount",
+                    "length",
+                    "parallel",
+                    "window",
+                    "set-mss",
+                    "tos",
+                    "omit",
+                    "title",
+                    "congestion",
+                    "logfile",
+                    "pidfile",
+                    "affinity",
+                    "cport",
+                ],
+                ..Spec::default()
+            });
+            if p.flag('s', "server") || p.flag('D', "daemon") {
                 Verdict::write(Risk::Medium, format!("{} -s opens a listener", cmd.name))
                     .unbounded(UnboundedCategory::Stream, None)
+            } else if p.long("logfile") || p.flag('I', "pidfile") {
+                Verdict::write(Risk::Low, format!("{} --logfile writes a file", cmd.name))
             } else {
                 Verdict::read(format!("{} -c only measures throughput", cmd.name))
             }
@@ -176,7 +200,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "killall" => {
-            if cmd.args.len() == 1 && matches!(cmd.args[0].text.as_str(), "-l" | "--list") {
+            let p = cmd.parse(Spec::default());
+            if p.opts.len() == 1 && p.flag('l', "list") && p.positionals.is_empty() {
                 Verdict::read("killall -l lists signals")
             } else {
                 Verdict::write(Risk::High, "killall signals processes")
@@ -186,6 +211,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             let p = cmd.parse(Spec {
                 short_values: "ilfdq",
                 long_values: &["id", "loop", "filename", "display", "query-gpu", "format"],
+                long_only: true,
                 ..Spec::default()
             });
             let writes = [
@@ -211,22 +237,18 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "compute-mode",
                 "ecc-config",
             ];
-            if writes.iter().any(|w| {
-                if w.len() <= 3 {
-                    cmd.args.iter().any(|a| a.text == format!("-{w}"))
-                } else {
-                    p.long(w)
-                }
-            }) || p.flag('f', "filename")
+            // Single-dash long options (`-pm 1`); `-r`, `-c`, `-e` alone are shorts.
+            if writes.iter().any(|w| p.long(w))
+                || p.short('r')
+                || p.short('c')
+                || p.short('e')
+                || p.flag('f', "filename")
             {
                 Verdict::write(Risk::High, "nvidia-smi changes GPU settings")
             } else if p.flag('l', "loop") || p.long("loop-ms") {
                 Verdict::read("nvidia-smi only reports").unbounded(
                     UnboundedCategory::Stream,
-                    Some(cmd.rebuilt(
-                        |w| w.text.starts_with("-l") || w.text.starts_with("--loop"),
-                        &[],
-                    )),
+                    Some(cmd.rebuilt_without("l", &["loop", "loop-ms"], false, &[])),
                 )
             } else {
                 Verdict::read("nvidia-smi only reports")
@@ -245,12 +267,12 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "authdata",
                 "rtcdata",
             ];
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
+            let words = cmd
+                .parse(Spec {
+                    short_values: "hpf",
+                    ..Spec::default()
+                })
+                .words();
             if words.len() == 1 && reads.contains(&words[0]) {
                 Verdict::read("chronyc query only reads")
             } else if words.is_empty() {
@@ -289,10 +311,8 @@ fn dmesg(cmd: &Cmd<'_>) -> Verdict {
         return Verdict::write(Risk::Medium, format!("dmesg -{c} {why}"));
     }
     if p.flag('w', "follow") || p.flag('W', "follow-new") {
-        let rewrite = cmd.rebuilt(
-            |w| matches!(w.text.as_str(), "-w" | "-W" | "--follow" | "--follow-new"),
-            &[],
-        ) + " | tail -n 200";
+        let rewrite =
+            cmd.rebuilt_without("wW", &["follow", "follow-new"], false, &[]) + " | tail -n 200";
         return Verdict::read("dmesg only reads")
             .because("dmesg -w follows forever")
             .unbounded(UnboundedCategory::Stream, Some(rewrite));
@@ -405,24 +425,24 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
         "mac",
     ];
     const OUT_FLAGS: &[&str] = &[
-        "-out",
-        "-keyout",
-        "-writerand",
-        "-sess_out",
-        "-CAcreateserial",
-        "-new",
-        "-genkey",
-        "-export",
-        "-engine",
-        "-msgfile",
-        "-keylogfile",
-        "-reqout",
-        "-respout",
-        "-index",
-        "-rsigner",
-        "-rkey",
-        "-port",
-        "-sign",
+        "out",
+        "keyout",
+        "writerand",
+        "sess_out",
+        "CAcreateserial",
+        "new",
+        "genkey",
+        "export",
+        "engine",
+        "msgfile",
+        "keylogfile",
+        "reqout",
+        "respout",
+        "index",
+        "rsigner",
+        "rkey",
+        "port",
+        "sign",
     ];
     let Some(sub) = cmd.args.first().and_then(|w| w.fixed()) else {
         return Verdict::unknown("bare openssl is interactive")
@@ -441,39 +461,63 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
             format!("openssl {sub} creates keys, certificates or files"),
         );
     }
-    if let Some(f) = cmd.args[1..]
-        .iter()
-        .filter_map(|w| w.fixed())
-        .find(|t| OUT_FLAGS.contains(t) || t.starts_with("-out="))
-    {
-        if f == "-out" || f == "-keyout" {
-            let next = cmd
-                .args
-                .iter()
-                .position(|w| w.text == f)
-                .and_then(|i| cmd.args.get(i + 1))
-                .and_then(|w| w.fixed());
-            if matches!(next, Some("/dev/null" | "/dev/stdout" | "-")) {
-                return Verdict::read(format!("openssl {sub} writes to standard output"));
-            }
+    // openssl's options are single-dash words matched in full.
+    let p = cmd.parse_args(
+        &cmd.args[1..],
+        Spec {
+            long_values: &["out", "keyout"],
+            long_only: true,
+            exact_long: true,
+            ..Spec::default()
+        },
+    );
+    let mut to_stdout = false;
+    for o in &p.opts {
+        let Opt::Long(f, value) = o else { continue };
+        if !OUT_FLAGS.contains(&f.as_str()) {
+            continue;
+        }
+        if matches!(f.as_str(), "out" | "keyout")
+            && matches!(value.as_deref(), Some("/dev/null" | "/dev/stdout" | "-"))
+        {
+            to_stdout = true;
+            continue;
         }
         return Verdict::write(
             Risk::Medium,
-            format!("openssl {sub} {f} writes a file or signs"),
+            format!("openssl {sub} -{f} writes a file or signs"),
         );
     }
-    if sub == "req"
-        && !cmd
-            .args
-            .iter()
-            .any(|w| w.text == "-noout" || w.text == "-text" || w.text == "-verify")
-    {
+    if to_stdout {
+        return Verdict::read(format!("openssl {sub} writes to standard output"));
+    }
+    if sub == "req" && !(p.long("noout") || p.long("text") || p.long("verify")) {
         return Verdict::write(Risk::Medium, "openssl req creates a request");
     }
     if sub == "s_client" {
         return Verdict::read("openssl s_client only connects (stdin is closed)");
     }
     Verdict::read(format!("openssl {sub} only reads"))
+}
+
+/// `visudo -c` without a file of its choosing or an export.
+fn visudo_checks(cmd: &Cmd<'_>) -> bool {
+    let p = cmd.parse(Spec {
+        short_values: "fx",
+        long_values: &["file", "export"],
+        ..Spec::default()
+    });
+    p.flag('c', "check") && !p.flag('f', "file") && !p.flag('x', "export")
+}
+
+/// `screen -ls`, `-list` or `-v` alone: screen's options are single-dash words.
+fn screen_lists(cmd: &Cmd<'_>) -> bool {
+    let p = cmd.parse(Spec {
+        long_only: true,
+        exact_long: true,
+        ..Spec::default()
+    });
+    p.opts.len() == 1 && p.positionals.is_empty() && (p.long("ls") || p.long("list") || p.long("v"))
 }
 
 fn top(cmd: &Cmd<'_>) -> Verdict {
