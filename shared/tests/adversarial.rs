@@ -512,3 +512,32 @@ fn options_that_run_programs_write_files_or_load_configs() {
         "mysql --pager=sh -e 'SELECT 1'",
     ]);
 }
+
+#[test]
+fn older_rules_see_abbreviations_bundles_and_single_dash_long_options() {
+    assert_write(&[
+        "nmap --scr=vuln 192.168.1.10",
+        "nmap -script=vuln 192.168.1.10",
+        "nmap --oN /tmp/scan 192.168.1.10",
+        "nmap -nA 192.168.1.10",
+        "nfsstat -sz",
+        "prlimit --pid 1234 --nof=1024",
+        "prlimit -p 1234 -n1024",
+        "yq -Pi '.a = 1' f.yaml",
+        "yq --in '.a = 1' f.yaml",
+        "visudo -c --fi=/tmp/sudoers",
+        "udevadm info --clean",
+        "iptables-save --modp=/tmp/x",
+        "ifconfig eth0 -arp",
+        "kill -09 1234",
+        "mysqladmin --sl=5 status",
+        "openssl x509 -in a.pem -out /dev/stdout -keyout /tmp/k",
+    ]);
+    assert_read(&[
+        "nmap -sV -p 22 192.168.1.10",
+        "hwclock -rv",
+        "ethtool -ik eth0",
+        "visudo --ch",
+        "kill -0 1234",
+    ]);
+}

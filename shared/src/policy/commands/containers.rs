@@ -56,24 +56,30 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "crictl"
             if cmd.args.first().and_then(|w| w.fixed()) == Some("logs")
                 && cmd
-                    .args
-                    .iter()
-                    .any(|w| matches!(w.text.as_str(), "-f" | "--follow")) =>
+                    .parse_args(
+                        &cmd.args[1..],
+                        Spec {
+                            exact_long: true,
+                            ..Spec::default()
+                        },
+                    )
+                    .flag('f', "follow") =>
         {
             Verdict::read("crictl logs only reads").unbounded(
                 UnboundedCategory::Stream,
-                Some(
-                    cmd.rebuilt(|w| matches!(w.text.as_str(), "-f" | "--follow"), &[])
-                        .replacen("crictl logs", "crictl logs --tail=200", 1),
-                ),
+                Some(cmd.rebuilt_without("f", &["follow"], true, &[]).replacen(
+                    "crictl logs",
+                    "crictl logs --tail=200",
+                    1,
+                )),
             )
         }
         "stern" => {
-            if cmd
-                .args
-                .iter()
-                .any(|w| w.text == "--no-follow" || w.text == "--no-follow=true")
-            {
+            let p = cmd.parse(Spec {
+                exact_long: true,
+                ..Spec::default()
+            });
+            if p.long("no-follow") && p.value(None, "no-follow").is_none_or(|v| v == "true") {
                 Verdict::read("stern --no-follow only reads")
             } else {
                 Verdict::read("stern only reads").unbounded(
@@ -254,7 +260,7 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
                     object,
                     verb,
                     vargs,
-                    |w| matches!(w.text.as_str(), "-f" | "--follow"),
+                    |w| super::super::args::names_option(w, "f", &["follow"], true),
                     if p.long("tail") || p.short('n') {
                         &[]
                     } else {
@@ -485,7 +491,7 @@ fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
             }
             parts.extend(
                 rest.iter()
-                    .filter(|w| !matches!(w.text.as_str(), "-f" | "--follow"))
+                    .filter(|w| !super::super::args::names_option(w, "f", &["follow"], true))
                     .map(|w| w.src.clone()),
             );
             Verdict::read(format!("{prefix} logs only reads"))

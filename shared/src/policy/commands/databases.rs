@@ -21,18 +21,23 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "ping",
                 "version",
             ];
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
+            // MySQL's option parser accepts unambiguous prefixes, like getopt_long.
+            let p = cmd.parse(Spec {
+                short_values: "hPSuicO",
+                long_values: &["host", "port", "socket", "user", "sleep", "count"],
+                ..Spec::default()
+            });
+            let words = p.words();
+            let loads = [
+                "plugin-dir",
+                "default-auth",
+                "defaults-file",
+                "defaults-extra-file",
+            ];
             if !words.is_empty()
                 && words.iter().all(|w| reads.contains(w))
-                && !cmd
-                    .args
-                    .iter()
-                    .any(|w| w.text.starts_with("-i") || w.text.starts_with("--sleep"))
+                && !p.flag('i', "sleep")
+                && !loads.iter().any(|l| p.long(l))
             {
                 Verdict::read("mysqladmin status only reads")
             } else {

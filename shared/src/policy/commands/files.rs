@@ -103,13 +103,12 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "/dev/console",
             ];
             cmd.options_only_read();
-            match cmd
-                .args
-                .iter()
-                .find(|w| ENDLESS.contains(&w.text.as_str()) || w.text.starts_with("/dev/tty"))
-            {
+            match cmd.args.iter().find(|w| {
+                w.lit()
+                    .is_some_and(|t| ENDLESS.contains(&t) || t.starts_with("/dev/tty"))
+            }) {
                 Some(w) => Verdict::read("cat only reads")
-                    .because(format!("{} never ends", w.text))
+                    .because(format!("{} never ends", w.src))
                     .unbounded(UnboundedCategory::Stream, None),
                 None => Verdict::read("cat only reads"),
             }

@@ -75,7 +75,7 @@ pub(super) fn kubectl(cmd: &Cmd<'_>) -> Verdict {
     let watch = p.flag('w', "watch") || p.long("watch-only");
     match verb {
         "get" | "events" if watch => {
-            let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-w" | "--watch" | "--watch-only") || w.text.starts_with("--watch="), &[]);
+            let rewrite = cmd.rebuilt_without("w", &["watch", "watch-only"], true, &[]);
             read(verb).because("kubectl --watch streams forever").unbounded(UnboundedCategory::Stream, Some(rewrite))
         }
         "get" | "describe" | "explain" | "version" | "api-resources" | "api-versions" | "events" | "wait" | "kustomize" => read(verb),
@@ -90,7 +90,7 @@ pub(super) fn kubectl(cmd: &Cmd<'_>) -> Verdict {
                 if !p.long("since") && !p.long("since-time") {
                     extra.push("--since=10m");
                 }
-                let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-f" | "--follow") || w.text.starts_with("--follow="), &[]);
+                let rewrite = cmd.rebuilt_without("f", &["follow"], true, &[]);
                 let rewrite = insert_after_verb(&rewrite, verb, &extra);
                 read("logs").because("kubectl logs -f follows forever").unbounded(UnboundedCategory::Stream, Some(rewrite))
             } else {
@@ -180,7 +180,7 @@ fn kubectl_exec(cmd: &Cmd<'_>, vi: usize) -> Verdict {
     let mut v = cmd.ctx.argv(inner);
     let head: Vec<String> = opts
         .iter()
-        .filter(|w| !is_tty_flag(w) && !matches!(w.text.as_str(), "--stdin"))
+        .filter(|w| !is_tty_flag(w) && !super::super::args::names_option(w, "", &["stdin"], true))
         .map(|w| w.src.clone())
         .collect();
     let head = format!("kubectl {} --", head.join(" "));

@@ -26,6 +26,9 @@ mod vcs;
 mod wrappers;
 mod zfs;
 
+#[cfg(test)]
+mod raw_option_text;
+
 use super::args::{self, Parsed, Spec};
 use super::engine::Ctx;
 use super::types::{Risk, UnboundedCategory};

@@ -60,13 +60,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "dnf" | "yum" | "zypper" | "pacman" | "apk" | "brew" | "pkg" => pkg_generic(cmd),
-        "snap"
-            if cmd.args.len() == 2
-                && cmd.args[0].text == "refresh"
-                && cmd.args[1].text == "--list" =>
-        {
-            Verdict::read("snap refresh --list only lists updates")
-        }
+        "snap" if snap_refresh_list(cmd) => Verdict::read("snap refresh --list only lists updates"),
         "snap" => by_subcommand(
             cmd,
             Spec::default(),
@@ -210,6 +204,15 @@ fn dpkg(cmd: &Cmd<'_>) -> Verdict {
     } else {
         Verdict::write(Risk::High, "dpkg changes installed packages")
     }
+}
+
+/// `snap refresh --list` (snap's options are matched in full).
+fn snap_refresh_list(cmd: &Cmd<'_>) -> bool {
+    let p = cmd.parse(Spec {
+        exact_long: true,
+        ..Spec::default()
+    });
+    p.words() == ["refresh"] && p.positionals.len() == 1 && p.opts.len() == 1 && p.long("list")
 }
 
 fn pkg_generic(cmd: &Cmd<'_>) -> Verdict {

@@ -164,10 +164,13 @@ fn qm(cmd: &Cmd<'_>) -> Verdict {
         )
         .unbounded(UnboundedCategory::Tty, None),
         Some("wait") => {
+            // Proxmox's CLI parses with Getopt::Long, which accepts prefixes.
             let has_timeout = cmd
-                .args
-                .iter()
-                .any(|w| w.text == "--timeout" || w.text.starts_with("--timeout="));
+                .parse(Spec {
+                    long_values: &["timeout"],
+                    ..Spec::default()
+                })
+                .long("timeout");
             let v = Verdict::read("qm wait only waits");
             if has_timeout {
                 v
@@ -217,9 +220,9 @@ fn guest_exec(cmd: &Cmd<'_>, what: &str, skip: usize) -> Verdict {
     if args[..dash].iter().any(|w| w.is_dynamic()) {
         return cmd.dynamic_write();
     }
-    if args[..dash]
-        .iter()
-        .any(|w| w.fixed() == Some("--pass-stdin"))
+    if cmd
+        .parse_args(&args[..dash], Spec::default())
+        .long("pass-stdin")
     {
         return Verdict::unknown(format!(
             "{what} --pass-stdin feeds the command input we cannot see"

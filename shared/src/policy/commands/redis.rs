@@ -264,7 +264,7 @@ pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
     }
     let repeat_forever = p
         .value(Some('r'), "repeat")
-        .is_some_and(|r| r.starts_with('-'));
+        .is_some_and(|r| r.parse::<i64>().is_ok_and(|n| n < 0));
     let words: Vec<String> = p
         .positionals
         .iter()

@@ -132,12 +132,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "hdparm" => {
-            let read_only = cmd.args.iter().all(|w| {
-                w.fixed().is_some_and(|t| {
-                    !t.starts_with('-')
-                        || matches!(t, "-I" | "-i" | "-t" | "-T" | "-tT" | "-g" | "-C" | "-v")
-                })
-            });
+            let p = cmd.parse(Spec::default());
+            let read_only = !cmd.has_dynamic() && p.unlisted("IitTgCv", &[]).is_none();
             if read_only {
                 Verdict::read("hdparm query only reads")
             } else {
@@ -173,11 +169,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "tune2fs" => {
-            let only_list = cmd
-                .args
-                .iter()
-                .all(|w| w.fixed().is_some_and(|t| t == "-l" || !t.starts_with('-')));
-            if only_list && cmd.args.iter().any(|w| w.text == "-l") {
+            let p = cmd.parse(Spec::default());
+            if !cmd.has_dynamic() && p.unlisted("l", &[]).is_none() && p.short('l') {
                 Verdict::read("tune2fs -l only lists")
             } else {
                 Verdict::write(Risk::High, "tune2fs changes a file system")
@@ -450,13 +443,8 @@ fn mount(cmd: &Cmd<'_>) -> Verdict {
 }
 
 fn btrfs(cmd: &Cmd<'_>) -> Verdict {
-    let words: Vec<&str> = cmd
-        .args
-        .iter()
-        .filter_map(|w| w.fixed())
-        .filter(|t| !t.starts_with('-'))
-        .collect();
     let p = cmd.parse(Spec::default());
+    let words = p.words();
     let read = match words.as_slice() {
         [g, s, ..] => {
             matches!(

@@ -114,12 +114,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 "nta",
                 "log-level",
             ];
-            let words: Vec<&str> = cmd
-                .args
-                .iter()
-                .filter_map(|w| w.fixed())
-                .filter(|t| !t.starts_with('-'))
-                .collect();
+            let words = cmd.parse(Spec::default()).words();
             match words.first() {
                 Some(s) if settable.contains(s) && words.len() > 2 => Verdict::write(
                     Risk::High,
@@ -312,7 +307,7 @@ fn journalctl(cmd: &Cmd<'_>) -> Verdict {
         if !has_since {
             extra.extend(["--since", "\"10 min ago\""]);
         }
-        let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-f" | "--follow"), &extra);
+        let rewrite = cmd.rebuilt_without("f", &["follow"], false, &extra);
         return Verdict::read("journalctl only reads")
             .because("journalctl -f follows the journal forever")
             .unbounded(UnboundedCategory::Stream, Some(rewrite));

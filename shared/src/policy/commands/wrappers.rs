@@ -95,7 +95,7 @@ fn timeout(cmd: &Cmd<'_>) -> Verdict {
     {
         v.unbounded = None;
         v.reasons
-            .push(format!("bounded by timeout {}", duration.text));
+            .push(format!("bounded by timeout {}", duration.src));
     }
     let prefix = prefix_of(cmd, inner);
     wrap_rewrite(v, |r| format!("{prefix} {r}"))

@@ -109,7 +109,7 @@ pub(super) fn zpool(cmd: &Cmd<'_>) -> Verdict {
             if rp.flag('f', "follow") {
                 Verdict::read("zpool events only reads").unbounded(
                     UnboundedCategory::Stream,
-                    Some(cmd.rebuilt(|w| w.text == "-f", &[])),
+                    Some(cmd.rebuilt_without("f", &[], false, &[])),
                 )
             } else if rp.short('c') {
                 Verdict::write(Risk::Low, "zpool events -c clears the event log")
