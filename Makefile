@@ -9,6 +9,9 @@
 #   make eval    the assistant's scenario catalog (gates, approvals, prompt injections) against
 #                the scripted model, or a real one with VIGIL_EVAL_LLM_*; writes target/eval.json
 #   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz: cargo install cargo-fuzz)
+#   make oracle  the write oracle on every read of the corpora: runs each command the
+#                classifier accepts as a read in a throw-away overlay root and fails on any
+#                write (needs root, overlayfs, util-linux; make test runs a sample of it)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -23,9 +26,10 @@ FUZZ_SECONDS ?= 60
 # grant (grant verification) or redact (secret redaction).
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
-	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture
+	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
+	shared/tests/oracle/jail.sh
 
-.PHONY: all build run test lint fmt bench fuzz eval
+.PHONY: all build run test lint fmt bench fuzz eval oracle
 
 all: build
 
@@ -50,6 +54,10 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+# The write oracle over every read of the corpora (make test runs a sample of it).
+oracle:
+	VIGIL_ORACLE=full $(CARGO) test -p vigil-shared --test oracle -- --nocapture
 
 # The evaluation harness: every scenario must pass with the scripted model.
 eval:

@@ -245,7 +245,6 @@ fn docker(cmd: &Cmd<'_>) -> Verdict {
         | ("system", "df" | "info")
         | ("buildx", "ls" | "version" | "du")
         | ("manifest", "inspect")
-        | ("trust", "inspect")
         | ("pod", "ps" | "ls" | "inspect" | "top" | "stats") => {
             // Flags after the verb are the verb's own (cobra stops global flags at the
             // subcommand), and every flag of these listing verbs only formats or filters.

@@ -144,7 +144,15 @@ fn apt(cmd: &Cmd<'_>, reads: &[&str]) -> Verdict {
                 | "build-dep"
         )
     {
-        return Verdict::read(format!("{} -s {sub} only simulates", cmd.name));
+        // Not a read: as root, planning the simulated action writes apt's planner log
+        // (/var/log/apt/eipp.log.xz), as the write oracle (shared/tests/oracle) saw.
+        return Verdict::write(
+            Risk::Low,
+            format!(
+                "{} -s {sub} simulates, but writes apt's planner log /var/log/apt/eipp.log.xz",
+                cmd.name
+            ),
+        );
     }
     let risk = if matches!(
         sub,
