@@ -499,54 +499,22 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("wipefs without -a only lists signatures")
             }
         }
-        "npm" => by_words(
-            cmd,
-            &[
-                "ls", "list", "ll", "la", "view", "info", "show", "outdated", "search", "root",
-                "prefix", "bin", "help", "explain", "why", "get",
-            ],
-            &[
-                "install",
-                "i",
-                "ci",
-                "uninstall",
-                "remove",
-                "rm",
-                "update",
-                "up",
-                "publish",
-                "unpublish",
-                "link",
-                "prune",
-                "dedupe",
-                "set",
-                "delete",
-                "edit",
-                "exec",
-                "run",
-                "run-script",
-                "start",
-                "stop",
-                "restart",
-                "test",
-                "version",
-                "init",
-                "rebuild",
-                "audit",
-                "cache",
-                "pack",
-                "deprecate",
-                "dist-tag",
-                "owner",
-                "access",
-                "token",
-                "login",
-                "logout",
-                "adduser",
-                "fix",
-            ],
-            false,
-        ),
+        // Every npm command but `--version` writes ~/.npm/_logs/*-debug-0.log and the
+        // update notifier's state (seen by the write oracle), so only the version is a read.
+        "npm" => {
+            if cmd.has_dynamic() {
+                return Some(cmd.dynamic_write());
+            }
+            let p = cmd.parse(Spec::default());
+            if p.words().is_empty() && p.flag('v', "version") {
+                Verdict::read("npm --version prints the version")
+            } else {
+                Verdict::write(
+                    Risk::Low,
+                    "npm writes its debug log and update-notifier state under ~/.npm, even to list",
+                )
+            }
+        }
         _ => return None,
     };
     Some(v)
