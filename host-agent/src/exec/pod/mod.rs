@@ -3,22 +3,23 @@
 //! the pod's log. The pod is looked up first, so a pod that does not exist (or, for exec,
 //! is not running) is refused with `NOT_FOUND` before anything starts. Output is forwarded
 //! by the [`pump`](crate::exec::pump) under the request's limits. Stopping a command
-//! closes the websocket ([`Detach`]); the API gives no way to kill the remote process,
+//! closes the websocket (`detach.rs`); the API gives no way to kill the remote process,
 //! which may run on (this is logged).
 
+mod detach;
 pub mod logs;
 
-use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop, read_into};
+use crate::exec::pump::{Exit, Piece, Pump, read_into};
 use crate::exec::{Backend, CHUNK_BYTES, Outcome, Run};
 use crate::guard::{Refusal, RejectCode};
 use crate::inventory::BoxFuture;
+use detach::Detach;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use kube::Client;
-use kube::api::{Api, AttachParams, AttachedProcess};
+use kube::api::{Api, AttachParams};
 use std::future::Future;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{info, warn};
 use vigil_shared::ids::ExecTarget;
@@ -222,48 +223,6 @@ async fn forward_log(mut stream: impl futures_util::AsyncRead + Unpin, tx: mpsc:
         }
     }
     let _ = tx.send(Piece::Exit(Exit::code(0))).await;
-}
-
-/// The pump's kill action for a pod command: drop the exec stream (or the log read) and
-/// the tasks reading it; also done when the command ends or its request is dropped.
-struct Detach {
-    tasks: Vec<JoinHandle<()>>,
-    attached: Option<AttachedProcess>,
-    /// The pump stopped the command before it ended.
-    stopped: bool,
-}
-
-impl Detach {
-    fn new(tasks: Vec<JoinHandle<()>>) -> Self {
-        Detach {
-            tasks,
-            attached: None,
-            stopped: false,
-        }
-    }
-
-    fn close(&self) {
-        if let Some(attached) = &self.attached {
-            attached.abort();
-        }
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
-}
-
-impl Kill for Detach {
-    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, String>> {
-        self.stopped = true;
-        self.close();
-        Box::pin(async { Ok(true) })
-    }
-}
-
-impl Drop for Detach {
-    fn drop(&mut self) {
-        self.close();
-    }
 }
 
 /// Wait for an API call before anything started, within the request's timeout and cancel.

@@ -7,8 +7,8 @@
 //! chunks of at most [`CHUNK_BYTES`] under the output cap, and on the deadline, the
 //! cancel token, the cap or a closed link calls the kill action exactly once, keeps
 //! reading for a short drain, and sends the one `Finished` ([`send_finished`]). A command
-//! that ends by itself is never killed by the pump. The loop is in [`run`]; the
-//! outcome's status is decided in [`Outcome`]'s bookkeeping below.
+//! that ends by itself is never killed by the pump. A killed command is reported with
+//! signal 9, one that ended with its own [`Exit`]. The loop lives in `run.rs`.
 
 mod run;
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The pump under paused time: no real sleeping, every deadline exact.
 
 use super::*;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 use vigil_proto::agent::v1::exec_event::Kind;
 
@@ -16,8 +16,6 @@ struct Probe {
     /// The command's last sender, dropped by the kill.
     tx: Option<mpsc::Sender<Piece>>,
 }
-
-use std::sync::Arc;
 
 impl Kill for Probe {
     fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
@@ -83,7 +81,7 @@ async fn pump_rx(
 
 fn finished(kinds: &[Kind]) -> Finished {
     match kinds.last() {
-        Some(Kind::Finished(f)) => f.clone(),
+        Some(Kind::Finished(f)) => *f,
         other => panic!("last event is not Finished: {other:?}"),
     }
 }
