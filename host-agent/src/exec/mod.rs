@@ -4,10 +4,11 @@
 //! runner: `bash -c CMD` with a fixed environment in a new process group). Targets that
 //! are not the host go to a [`Backend`] (Proxmox `pct`/`qm` in [`proxmox`], the Docker
 //! engine in [`docker`], Kubernetes in [`pod`]), which the platform detection provides;
-//! the same limits and events apply to every backend. [`process::supervise`] runs a
-//! process-based command: stdin `/dev/null`, stdout and stderr forwarded as chunks of at most
-//! [`CHUNK_BYTES`] the moment they are read, a hard timeout, cancellation, an output cap,
-//! and SIGKILL of the whole process group followed by reaping (DESIGN.md invariant 6).
+//! the same limits and events apply to every backend: each feeds its output into the one
+//! [`pump`], which forwards it as chunks of at most [`CHUNK_BYTES`] the moment it is read
+//! and enforces the hard timeout, cancellation, the output cap and the one kill (DESIGN.md
+//! invariant 6). [`process::supervise`] runs a process-based command: stdin `/dev/null`,
+//! its own process group, SIGKILL of the whole group followed by reaping.
 //! A read on the host runs confined by the kernel so that it cannot write ([`sandbox`]);
 //! an approved write runs as it is.
 
@@ -16,10 +17,12 @@ mod host;
 pub mod pod;
 pub mod process;
 pub mod proxmox;
+pub mod pump;
 pub mod sandbox;
 
 pub use host::{FIXED_ENV, HostRunner, find_shell};
-pub use process::{Outcome, send_finished, supervise};
+pub use process::supervise;
+pub use pump::{Outcome, send_finished};
 pub use sandbox::{ReadSandbox, Scratch};
 
 use crate::guard::{Admitted, Mode, Refusal, RejectCode};

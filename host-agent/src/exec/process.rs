@@ -1,71 +1,71 @@
-//! Supervising one command's process group from spawn to reaped.
+//! Supervising one command's process group from spawn to reaped: the process-based
+//! backend of the [`pump`](super::pump) (host commands, `pct exec`, the Proxmox tools).
 
-use super::{CHUNK_BYTES, Limits, rejected};
+use super::pump::{Exit, Kill, Outcome, Piece, Pump, Stop, read_into};
+use super::{Limits, rejected};
 use crate::guard::RejectCode;
+use crate::inventory::BoxFuture;
+use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::process::Child;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
-use tracing::debug;
-use vigil_proto::agent::v1::{ExecEvent, Finished, Started, exec_event, finished};
-
-/// How long output is still read after the command's process has ended.
-const DRAIN_GRACE: Duration = Duration::from_secs(1);
-/// How long the final event may wait for room on the link.
-const FINISH_SEND_WAIT: Duration = Duration::from_secs(5);
-
-/// How a command ended, for the log.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub duration: Duration,
-    pub truncated: bool,
-    pub output_bytes: u64,
-    pub timed_out: bool,
-    pub cancelled: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Pipe {
-    Stdout,
-    Stderr,
-}
+use vigil_proto::agent::v1::ExecEvent;
 
 /// A command's process group; SIGKILLed when dropped before it was reaped, so an
 /// abandoned command (its task aborted) never lives on.
 #[derive(Debug)]
 struct Group {
     pgid: Pid,
-    reaped: bool,
+    /// The leader was reaped: its id may be reused and is never signalled again.
+    reaped: AtomicBool,
 }
 
 impl Group {
-    fn kill(&self) {
-        // ESRCH (nothing left in the group) is the normal case after a clean exit.
-        let _ = killpg(self.pgid, Signal::SIGKILL);
+    /// SIGKILL the group; `Ok(false)` when nothing was left in it.
+    fn kill(&self) -> Result<bool, Errno> {
+        if self.reaped.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        match killpg(self.pgid, Signal::SIGKILL) {
+            Ok(()) => Ok(true),
+            Err(Errno::ESRCH) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
-impl Drop for Group {
+/// The pump's kill action, and the guard that kills an abandoned group.
+#[derive(Debug)]
+struct GroupKill(Arc<Group>);
+
+impl Kill for GroupKill {
+    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+        let killed = self
+            .0
+            .kill()
+            .map_err(|e| format!("SIGKILL of the process group: {e}"));
+        Box::pin(async move { killed })
+    }
+}
+
+impl Drop for GroupKill {
     fn drop(&mut self) {
-        if !self.reaped {
-            self.kill();
-        }
+        let _ = self.0.kill();
     }
 }
 
 /// Start `command` and forward its events until it has ended and been reaped.
 ///
-/// On timeout, cancellation, the output cap, or a closed event channel the whole process
-/// group gets SIGKILL. When the command's own process ends, whatever it left running in its
-/// group is killed too: a command never leaves processes behind.
+/// On timeout, cancellation, the output cap, or a closed event channel the pump has the
+/// whole process group SIGKILLed. When the command's own process ends, whatever it left
+/// running in its group is killed too: a command never leaves processes behind. A
+/// process that cannot start is announced with one `Rejected` event and `None`.
 pub async fn supervise(
     request_id: &str,
     command: std::process::Command,
@@ -79,7 +79,7 @@ pub async fn supervise(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let spawned = command.spawn().and_then(|child| match child.id() {
         Some(pid) => Ok((child, pid)),
         None => Err(std::io::Error::other(
@@ -96,148 +96,42 @@ pub async fn supervise(
             return None;
         }
     };
-    let mut group = Group {
+    let group = Arc::new(Group {
         pgid: Pid::from_raw(pid.cast_signed()),
-        reaped: false,
-    };
-    let event = |kind| ExecEvent {
-        request_id: request_id.to_owned(),
-        kind: Some(kind),
-    };
-    let mut link_open = events
-        .send(event(exec_event::Kind::Started(Started {})))
-        .await
-        .is_ok();
-
-    let (tx, mut chunks) = mpsc::channel::<(Pipe, Vec<u8>)>(4);
-    let mut readers: Vec<JoinHandle<()>> = Vec::with_capacity(2);
+        reaped: AtomicBool::new(false),
+    });
+    let (tx, pieces) = mpsc::channel(4);
+    let mut tasks = Vec::with_capacity(3);
     if let Some(out) = child.stdout.take() {
-        readers.push(tokio::spawn(read_pipe(out, Pipe::Stdout, tx.clone())));
+        tasks.push(tokio::spawn(read_into(out, Piece::Stdout, tx.clone())));
     }
     if let Some(err) = child.stderr.take() {
-        readers.push(tokio::spawn(read_pipe(err, Pipe::Stderr, tx)));
+        tasks.push(tokio::spawn(read_into(err, Piece::Stderr, tx.clone())));
     }
-
-    let deadline = tokio::time::Instant::from_std(started + limits.timeout);
-    let mut out = Outcome::default();
-    let mut killed = !link_open;
-    if killed {
-        group.kill();
+    tasks.push(tokio::spawn(reap(child, Arc::clone(&group), tx)));
+    let mut kill = GroupKill(group);
+    let outcome = Pump::new(request_id, events, limits, cancel)
+        .run(started, pieces, &mut kill)
+        .await;
+    for task in tasks {
+        task.abort();
     }
-    let mut status: Option<ExitStatus> = None;
-    let mut drain_until: Option<tokio::time::Instant> = None;
-    let mut pipes_open = true;
-    while status.is_none() || pipes_open {
-        let grace = drain_until.unwrap_or(deadline);
-        tokio::select! {
-            _ = cancel.cancelled(), if !killed && status.is_none() => {
-                out.cancelled = true;
-                killed = true;
-                group.kill();
-            }
-            _ = sleep_until(deadline), if !killed && status.is_none() => {
-                out.timed_out = true;
-                killed = true;
-                group.kill();
-            }
-            _ = sleep_until(grace), if drain_until.is_some() => break,
-            exited = child.wait(), if status.is_none() => {
-                // Whatever the command left behind in its group goes with it.
-                group.kill();
-                status = Some(exited.unwrap_or_else(|_| ExitStatus::from_raw(Signal::SIGKILL as i32)));
-                drain_until = Some(tokio::time::Instant::now() + DRAIN_GRACE);
-            }
-            chunk = chunks.recv(), if pipes_open => match chunk {
-                None => pipes_open = false,
-                Some(_) if out.truncated || !link_open => {}
-                Some((pipe, mut bytes)) => {
-                    let room = limits.output_cap.saturating_sub(out.output_bytes);
-                    if bytes.len() as u64 > room {
-                        bytes.truncate(usize::try_from(room).unwrap_or(usize::MAX));
-                        out.truncated = true;
-                        killed = true;
-                        group.kill();
-                    }
-                    if !bytes.is_empty() {
-                        out.output_bytes += bytes.len() as u64;
-                        let kind = match pipe {
-                            Pipe::Stdout => exec_event::Kind::StdoutChunk(bytes),
-                            Pipe::Stderr => exec_event::Kind::StderrChunk(bytes),
-                        };
-                        // Biased: output that is ready to go is sent even after a kill.
-                        let sent = tokio::select! {
-                            biased;
-                            r = events.send(event(kind)) => r.is_ok(),
-                            _ = cancel.cancelled() => false,
-                            _ = sleep_until(deadline) => false,
-                        };
-                        if !sent {
-                            link_open = !events.is_closed();
-                            out.cancelled |= cancel.is_cancelled();
-                            out.timed_out |= !out.cancelled && link_open;
-                            killed = true;
-                            group.kill();
-                        }
-                    }
-                }
-            },
-        }
-    }
-    // The group was killed when its leader was reaped; never signal the id again.
-    group.reaped = true;
-    for reader in readers {
-        reader.abort();
-    }
-    out.duration = started.elapsed();
-    if let Some(status) = status {
-        out.exit_code = status.code();
-        out.signal = status.signal();
-    }
-    if link_open {
-        send_finished(request_id, events, &out).await;
-    }
-    Some(out)
+    Some(outcome)
 }
 
-/// Send the one `Finished` event of `out` (exit code, else signal), waiting a little for
-/// room on the link; every backend ends a started command with this.
-pub async fn send_finished(request_id: &str, events: &mpsc::Sender<ExecEvent>, out: &Outcome) {
-    let status = match (out.exit_code, out.signal) {
-        (Some(code), _) => Some(finished::Status::ExitCode(code)),
-        (None, Some(signal)) => Some(finished::Status::Signal(signal)),
-        (None, None) => None,
-    };
-    let done = ExecEvent {
-        request_id: request_id.to_owned(),
-        kind: Some(exec_event::Kind::Finished(Finished {
-            status,
-            duration_ms: u64::try_from(out.duration.as_millis()).unwrap_or(u64::MAX),
-            truncated: out.truncated,
-        })),
-    };
-    if tokio::time::timeout(FINISH_SEND_WAIT, events.send(done))
+/// Wait for the leader, kill what it left in its group, and report its exit.
+async fn reap(mut child: Child, group: Arc<Group>, tx: mpsc::Sender<Piece>) {
+    let status = child
+        .wait()
         .await
-        .is_err()
-    {
-        debug!(request = %request_id, "no room on the link for the finished event");
-    }
-}
-
-/// Forward everything read from one pipe, in chunks of at most [`CHUNK_BYTES`].
-async fn read_pipe(
-    mut pipe: impl AsyncRead + Unpin,
-    which: Pipe,
-    tx: mpsc::Sender<(Pipe, Vec<u8>)>,
-) {
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if tx.send((which, buf[..n].to_vec())).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
+        .unwrap_or_else(|_| ExitStatus::from_raw(Signal::SIGKILL as i32));
+    // Whatever the command left behind in its group goes with it.
+    let _ = group.kill();
+    group.reaped.store(true, Ordering::Release);
+    let exit = Exit {
+        code: status.code(),
+        signal: status.signal(),
+        ..Exit::default()
+    };
+    let _ = tx.send(Piece::Exit(exit)).await;
 }

@@ -1,19 +1,20 @@
-//! Forwarding one started exec: `Started`, the output as chunks under the cap, then
-//! exactly one `Finished`, with the same conventions as the host runner
-//! ([`crate::exec::process::supervise`]): a command stopped by the agent (timeout,
-//! cancellation, cap, closed link) is SIGKILLed and ends with signal 9.
+//! Forwarding one started exec through the [`pump`](crate::exec::pump): the attached
+//! output and then the engine's exit code are fed to it as pieces, and its kill action
+//! SIGKILLs the exec's process tree through its host pid; a command stopped by the agent
+//! (timeout, cancellation, cap, closed link) ends with signal 9.
 
 use super::kill::{belongs_to, kill_tree};
-use crate::exec::{CHUNK_BYTES, Outcome, Run, send_finished};
+use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
+use crate::exec::{Outcome, Run};
+use crate::inventory::BoxFuture;
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::errors::Error as DockerError;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
-use tokio::time::sleep_until;
+use tokio::sync::mpsc;
 use tokio_stream::{Stream, StreamExt};
 use tracing::{debug, warn};
-use vigil_proto::agent::v1::{ExecEvent, Started, exec_event};
 
 /// An attached exec's multiplexed output.
 pub type Output = Pin<Box<dyn Stream<Item = Result<LogOutput, DockerError>> + Send>>;
@@ -114,125 +115,77 @@ impl Drop for Armed {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Stop {
-    Cancel,
-    Timeout,
-    Cap,
-    Link,
+/// The pump's kill action: the engine's pid of the command, its process tree killed.
+#[derive(Debug)]
+struct ExecKill<'a> {
+    exec: &'a Exec,
+    killed: bool,
 }
 
-/// Forward a started exec's output and end to `run.events`.
-pub async fn forward(run: Run<'_>, exec: Exec, mut output: Output) -> Outcome {
-    let started = Instant::now();
-    let mut armed = Armed(Some(exec.clone()));
-    let event = |kind| ExecEvent {
-        request_id: run.request_id.to_owned(),
-        kind: Some(kind),
-    };
-    let mut out = Outcome::default();
-    let deadline = tokio::time::Instant::from_std(started + run.limits.timeout);
-    let mut link_open = run
-        .events
-        .send(event(exec_event::Kind::Started(Started {})))
-        .await
-        .is_ok();
-    let mut stop: Option<Stop> = (!link_open).then_some(Stop::Link);
-    let mut stopped = false;
-    let mut killed = false;
-    let mut give_up: Option<tokio::time::Instant> = None;
-    let mut stream_open = true;
-    let mut exit: Option<Option<i32>> = None;
-    let mut poll_at = tokio::time::Instant::now();
-
-    while exit.is_none() {
-        if let Some(why) = stop.take() {
-            if !stopped {
-                stopped = true;
-                debug!(request = %run.request_id, exec = %exec.id, reason = ?why, "stopping a container command");
-                killed = exec.kill().await;
-                give_up = Some(tokio::time::Instant::now() + DRAIN_GRACE);
-            }
-            continue;
-        }
-        tokio::select! {
-            _ = run.cancel.cancelled(), if !stopped => {
-                out.cancelled = true;
-                stop = Some(Stop::Cancel);
-            }
-            _ = sleep_until(deadline), if !stopped => {
-                out.timed_out = true;
-                stop = Some(Stop::Timeout);
-            }
-            _ = sleep_until(give_up.unwrap_or(deadline)), if give_up.is_some() => break,
-            item = output.next(), if stream_open => match item {
-                None => stream_open = false,
-                Some(Err(error)) => {
-                    debug!(exec = %exec.id, %error, "the exec's output stream broke");
-                    stream_open = false;
-                }
-                Some(Ok(_)) if out.truncated || !link_open => {}
-                Some(Ok(log)) => {
-                    let (stderr, bytes) = match log {
-                        LogOutput::StdOut { message } | LogOutput::Console { message } => (false, message),
-                        LogOutput::StdErr { message } => (true, message),
-                        LogOutput::StdIn { .. } => continue,
-                    };
-                    for piece in bytes.chunks(CHUNK_BYTES) {
-                        let room = run.limits.output_cap.saturating_sub(out.output_bytes);
-                        let mut piece = piece.to_vec();
-                        if piece.len() as u64 > room {
-                            piece.truncate(usize::try_from(room).unwrap_or(usize::MAX));
-                            out.truncated = true;
-                            stop = Some(Stop::Cap);
-                        }
-                        if !piece.is_empty() {
-                            out.output_bytes += piece.len() as u64;
-                            let kind = if stderr {
-                                exec_event::Kind::StderrChunk(piece)
-                            } else {
-                                exec_event::Kind::StdoutChunk(piece)
-                            };
-                            // Biased: output that is ready to go is sent even after a kill.
-                            let sent = tokio::select! {
-                                biased;
-                                r = run.events.send(event(kind)) => r.is_ok(),
-                                _ = run.cancel.cancelled() => false,
-                                _ = sleep_until(deadline) => false,
-                            };
-                            if !sent {
-                                link_open = !run.events.is_closed();
-                                out.cancelled |= run.cancel.is_cancelled();
-                                out.timed_out |= !out.cancelled && link_open;
-                                stop = Some(Stop::Link);
-                            }
-                        }
-                        if out.truncated || !link_open || stop.is_some() {
-                            break;
-                        }
-                    }
-                }
-            },
-            _ = sleep_until(poll_at), if !stream_open => {
-                match exec.state().await {
-                    Some(State { running: false, exit_code, .. }) => exit = Some(exit_code),
-                    _ => poll_at = tokio::time::Instant::now() + EXIT_POLL,
-                }
-            }
-        }
+impl Kill for ExecKill<'_> {
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+        Box::pin(async move {
+            debug!(exec = %self.exec.id, reason = ?why, "stopping a container command");
+            self.killed = self.exec.kill().await;
+            Ok(self.killed)
+        })
     }
-    if exit.is_some() || killed {
+}
+
+/// Forward a started exec's output and end to `run.events` through the pump.
+pub async fn forward(run: Run<'_>, exec: Exec, output: Output) -> Outcome {
+    let started = tokio::time::Instant::now();
+    let mut armed = Armed(Some(exec.clone()));
+    let (tx, pieces) = mpsc::channel(4);
+    let feeder = tokio::spawn(feed(exec.clone(), output, tx));
+    let mut pump = Pump::for_run(&run);
+    pump.drain = DRAIN_GRACE;
+    let mut kill = ExecKill {
+        exec: &exec,
+        killed: false,
+    };
+    let outcome = pump.run(started, pieces, &mut kill).await;
+    feeder.abort();
+    if kill.killed || outcome.exit_code.is_some() {
         armed.0 = None;
     }
     drop(armed);
-    out.duration = started.elapsed();
-    if killed {
-        out.signal = Some(9);
-    } else {
-        out.exit_code = exit.flatten();
+    outcome
+}
+
+/// Feed the exec's output as pieces, then, once the output closed, its exit code as the
+/// engine reports it.
+async fn feed(exec: Exec, mut output: Output, tx: mpsc::Sender<Piece>) {
+    while let Some(item) = output.next().await {
+        let piece = match item {
+            Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
+                Piece::Stdout(message.to_vec())
+            }
+            Ok(LogOutput::StdErr { message }) => Piece::Stderr(message.to_vec()),
+            Ok(LogOutput::StdIn { .. }) => continue,
+            Err(error) => {
+                debug!(exec = %exec.id, %error, "the exec's output stream broke");
+                break;
+            }
+        };
+        if tx.send(piece).await.is_err() {
+            return;
+        }
     }
-    if link_open {
-        send_finished(run.request_id, run.events, &out).await;
+    loop {
+        if let Some(State {
+            running: false,
+            exit_code,
+            ..
+        }) = exec.state().await
+        {
+            let exit = Exit {
+                code: exit_code,
+                ..Exit::default()
+            };
+            let _ = tx.send(Piece::Exit(exit)).await;
+            return;
+        }
+        tokio::time::sleep(EXIT_POLL).await;
     }
-    out
 }

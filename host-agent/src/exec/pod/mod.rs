@@ -2,23 +2,25 @@
 //! through the API's exec websocket, or, for a `kubectl logs …` payload ([`logs`]), read
 //! the pod's log. The pod is looked up first, so a pod that does not exist (or, for exec,
 //! is not running) is refused with `NOT_FOUND` before anything starts. Output is forwarded
-//! by [`pump`] under the request's limits. Stopping a command closes the websocket; the
-//! API gives no way to kill the remote process, which may run on (this is logged).
+//! by the [`pump`](crate::exec::pump) under the request's limits. Stopping a command
+//! closes the websocket (`detach.rs`); the API gives no way to kill the remote process,
+//! which may run on (this is logged).
 
+mod detach;
 pub mod logs;
-pub mod pump;
 
+use crate::exec::pump::{Exit, Piece, Pump, read_into};
 use crate::exec::{Backend, CHUNK_BYTES, Outcome, Run};
 use crate::guard::{Refusal, RejectCode};
 use crate::inventory::BoxFuture;
+use detach::Detach;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use kube::Client;
 use kube::api::{Api, AttachParams};
-use pump::{Piece, forward, pump};
 use std::future::Future;
-use std::time::Instant;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tracing::{info, warn};
 use vigil_shared::ids::ExecTarget;
 
@@ -126,10 +128,10 @@ impl PodBackend {
                     api_refusal(&format!("reading the log of pod {namespace}/{name}"), &e)
                 })?;
             let (tx, rx) = mpsc::channel(4);
-            let reader = tokio::spawn(forward_log(Box::pin(stream), tx));
-            let (outcome, _) = pump(&run, started, rx, Some(0)).await;
-            reader.abort();
-            return Ok(outcome);
+            let mut detach = Detach::new(vec![tokio::spawn(forward_log(Box::pin(stream), tx))]);
+            let mut pump = Pump::for_run(&run);
+            pump.cut_exit = Some(0);
+            return Ok(pump.run(started, rx, &mut detach).await);
         }
         let phase = pod
             .status
@@ -159,10 +161,10 @@ impl PodBackend {
         let (tx, rx) = mpsc::channel(4);
         let mut tasks = Vec::new();
         if let Some(out) = attached.stdout() {
-            tasks.push(tokio::spawn(forward(out, Piece::Stdout, tx.clone())));
+            tasks.push(tokio::spawn(read_into(out, Piece::Stdout, tx.clone())));
         }
         if let Some(err) = attached.stderr() {
-            tasks.push(tokio::spawn(forward(err, Piece::Stderr, tx.clone())));
+            tasks.push(tokio::spawn(read_into(err, Piece::Stderr, tx.clone())));
         }
         let status = attached.take_status();
         let waiter = tokio::spawn(async move {
@@ -179,15 +181,17 @@ impl PodBackend {
                     None
                 }
             };
-            let _ = tx.send(Piece::Exit(code)).await;
+            let exit = Exit {
+                code,
+                ..Exit::default()
+            };
+            let _ = tx.send(Piece::Exit(exit)).await;
         });
-        let (outcome, stopped) = pump(&run, started, rx, None).await;
-        attached.abort();
-        waiter.abort();
-        for task in tasks {
-            task.abort();
-        }
-        if stopped {
+        tasks.push(waiter);
+        let mut detach = Detach::new(tasks);
+        detach.attached = Some(attached);
+        let outcome = Pump::for_run(&run).run(started, rx, &mut detach).await;
+        if detach.stopped {
             info!(
                 request = %run.request_id,
                 pod = %format!("{namespace}/{name}"),
@@ -213,12 +217,12 @@ async fn forward_log(mut stream: impl futures_util::AsyncRead + Unpin, tx: mpsc:
             Err(e) => {
                 let text = format!("reading the pod log failed: {e}\n").into_bytes();
                 let _ = tx.send(Piece::Stderr(text)).await;
-                let _ = tx.send(Piece::Exit(Some(1))).await;
+                let _ = tx.send(Piece::Exit(Exit::code(1))).await;
                 return;
             }
         }
     }
-    let _ = tx.send(Piece::Exit(Some(0))).await;
+    let _ = tx.send(Piece::Exit(Exit::code(0))).await;
 }
 
 /// Wait for an API call before anything started, within the request's timeout and cancel.
@@ -227,7 +231,7 @@ async fn bounded<T>(
     started: Instant,
     call: impl Future<Output = T>,
 ) -> Result<T, Refusal> {
-    let deadline = tokio::time::Instant::from_std(started + run.limits.timeout);
+    let deadline = started + run.limits.timeout;
     tokio::select! {
         result = call => Ok(result),
         _ = run.cancel.cancelled() => Err(refusal(RejectCode::ExecutionFailed, "cancelled before it started")),

@@ -1,24 +1,29 @@
 //! `vm:V`: `qm guest exec V --timeout T -- sh -c CMD`. qm waits up to T seconds for the
 //! QEMU guest agent and prints one JSON object at the end (`exited`, `exitcode` or
-//! `signal`, `out-data`, `err-data`, `out-truncated`, …). That object becomes the events:
-//! `Started` when qm starts, then the output as chunks, then `Finished`.
+//! `signal`, `out-data`, `err-data`, `out-truncated`, …). That object becomes pieces for
+//! the [`pump`](crate::exec::pump), which sends `Started` when qm starts, the output as
+//! chunks under the cap, then `Finished`; its deadline is the guest timeout plus
+//! [`QM_GRACE`], and its kill action stops qm (the command in the guest may run on).
 
 use super::ProxmoxTools;
 use super::tools::capture;
-use crate::exec::{CHUNK_BYTES, Limits, Outcome, Run};
+use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
+use crate::exec::{Limits, Outcome, Run};
+use crate::inventory::BoxFuture;
 use serde_json::{Map, Value};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
-use vigil_proto::agent::v1::exec_event::Kind;
-use vigil_proto::agent::v1::{ExecEvent, Finished, Started, finished};
+use tokio_util::sync::CancellationToken;
 
 /// How much longer than the guest timeout qm itself may take before it is killed.
 const QM_GRACE: Duration = Duration::from_secs(5);
 /// The most qm may print (its JSON carries up to 16 MiB of guest output, escaped).
 const QM_STDOUT_CAP: u64 = 48 * 1024 * 1024;
-/// How long the final event may wait for room on the link.
-const FINISH_SEND_WAIT: Duration = Duration::from_secs(5);
+/// How long qm's answer is still awaited after the pump stopped it.
+const STOP_DRAIN: Duration = Duration::from_secs(2);
 
 /// The JSON object `qm guest exec` prints.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,72 +82,38 @@ fn flag(map: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
-/// Sends one command's events, keeping to its output cap.
-#[derive(Debug)]
-struct Emitter<'a> {
-    request_id: &'a str,
-    events: &'a mpsc::Sender<ExecEvent>,
-    cap: u64,
-    sent: u64,
-    truncated: bool,
-    open: bool,
+/// What the feeder and the kill action share: why the pump stopped qm, and whether qm
+/// had already returned.
+#[derive(Debug, Default)]
+struct Shared {
+    why: Option<Stop>,
+    done: bool,
 }
 
-impl Emitter<'_> {
-    async fn send(&mut self, kind: Kind) {
-        if self.open {
-            let event = ExecEvent {
-                request_id: self.request_id.to_owned(),
-                kind: Some(kind),
-            };
-            self.open = self.events.send(event).await.is_ok();
-        }
-    }
+/// The pump's kill action: stop qm (the command in the guest may run on).
+#[derive(Debug)]
+struct StopQm {
+    stop: CancellationToken,
+    shared: Arc<Mutex<Shared>>,
+}
 
-    /// Output as chunks of at most [`CHUNK_BYTES`], cut at the cap.
-    async fn output(&mut self, stderr: bool, bytes: &[u8]) {
-        let room = usize::try_from(self.cap.saturating_sub(self.sent)).unwrap_or(usize::MAX);
-        let bytes = match bytes.get(..room) {
-            Some(kept) if kept.len() < bytes.len() => {
-                self.truncated = true;
-                kept
+impl Kill for StopQm {
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+        let running = match self.shared.lock() {
+            Ok(mut shared) => {
+                shared.why = Some(why);
+                !shared.done
             }
-            _ => bytes,
+            Err(_) => true,
         };
-        for chunk in bytes.chunks(CHUNK_BYTES) {
-            self.sent += chunk.len() as u64;
-            let chunk = chunk.to_vec();
-            self.send(if stderr {
-                Kind::StderrChunk(chunk)
-            } else {
-                Kind::StdoutChunk(chunk)
-            })
-            .await;
-        }
-    }
-
-    /// A line of the agent's own on stderr (not counted against the cap).
-    async fn note(&mut self, text: &str) {
-        self.send(Kind::StderrChunk(
-            format!("vigil-agent: {text}\n").into_bytes(),
-        ))
-        .await;
+        self.stop.cancel();
+        Box::pin(async move { Ok(running) })
     }
 }
 
 /// Run the command in VM `vmid` and send its events; the VM was checked beforehand.
 pub(super) async fn run(qm: &Path, vmid: u32, run: Run<'_>) -> Outcome {
-    let started = Instant::now();
-    let mut emit = Emitter {
-        request_id: run.request_id,
-        events: run.events,
-        cap: run.limits.output_cap,
-        sent: 0,
-        truncated: false,
-        open: true,
-    };
-    let mut outcome = Outcome::default();
-    emit.send(Kind::Started(Started {})).await;
+    let started = tokio::time::Instant::now();
     let timeout_s = run.limits.timeout.as_secs().max(1);
     let (vmid_text, timeout_text) = (vmid.to_string(), timeout_s.to_string());
     let argv = [
@@ -156,90 +127,139 @@ pub(super) async fn run(qm: &Path, vmid: u32, run: Run<'_>) -> Outcome {
         "-c",
         run.command,
     ];
-    let limits = Limits {
-        timeout: Duration::from_secs(timeout_s) + QM_GRACE,
-        output_cap: QM_STDOUT_CAP,
+    let command = ProxmoxTools::command(qm, &argv);
+    let mut pump = Pump::for_run(&run);
+    pump.limits.timeout = Duration::from_secs(timeout_s) + QM_GRACE;
+    pump.drain = STOP_DRAIN;
+    let mut kill = StopQm {
+        stop: CancellationToken::new(),
+        shared: Arc::default(),
     };
-    let got = if emit.open {
-        capture(ProxmoxTools::command(qm, &argv), limits, run.cancel.clone()).await
-    } else {
-        Err("the link closed before the command started".to_owned())
+    let (tx, pieces) = mpsc::channel(4);
+    let qm_run = Qm {
+        vmid,
+        timeout_s,
+        wait: pump.limits.timeout,
+        stop: kill.stop.clone(),
+        shared: Arc::clone(&kill.shared),
     };
-    let killed = finished::Status::Signal(9);
-    let status = match got {
-        Err(reason) => {
-            emit.note(&format!("qm guest exec could not run: {reason}"))
-                .await;
-            None
-        }
-        Ok(got) if got.cancelled => {
-            outcome.cancelled = true;
-            emit.note(&format!(
-                "cancelled; qm was stopped, the command may still be running in VM {vmid}"
-            ))
-            .await;
-            Some(killed)
-        }
-        Ok(got) if got.timed_out => {
-            outcome.timed_out = true;
-            emit.note(&format!(
-                "qm guest exec did not return within {}s; the command may still be running in VM {vmid}",
-                limits.timeout.as_secs()
-            ))
-            .await;
-            Some(killed)
-        }
-        Ok(got) => match parse_guest_exec(&got.stdout) {
-            Some(result) => {
-                emit.output(false, result.out_data.as_bytes()).await;
-                emit.output(true, result.err_data.as_bytes()).await;
-                emit.truncated |= result.truncated;
-                if !result.exited {
-                    outcome.timed_out = true;
-                    emit.note(&format!(
-                        "the command was still running in VM {vmid} after {timeout_s}s and may still be running there"
-                    ))
-                    .await;
-                    Some(killed)
-                } else if let Some(code) = result.exit_code {
-                    Some(finished::Status::ExitCode(code))
-                } else {
-                    result.signal.map(finished::Status::Signal)
-                }
-            }
-            None => {
-                emit.output(true, &got.stderr).await;
-                let code = got.exit_code.filter(|c| *c != 0).unwrap_or(1);
-                emit.note(&format!(
-                    "qm guest exec printed no result (qm exit code {}), see its message above",
-                    got.exit_code
-                        .map_or_else(|| "none".to_owned(), |c| c.to_string())
-                ))
-                .await;
-                Some(finished::Status::ExitCode(code))
-            }
-        },
-    };
-    match status {
-        Some(finished::Status::ExitCode(code)) => outcome.exit_code = Some(code),
-        Some(finished::Status::Signal(signal)) => outcome.signal = Some(signal),
-        None => {}
-    }
-    outcome.duration = started.elapsed();
-    outcome.truncated = emit.truncated;
-    outcome.output_bytes = emit.sent;
-    let done = Kind::Finished(Finished {
-        status,
-        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-        truncated: outcome.truncated,
-    });
-    if tokio::time::timeout(FINISH_SEND_WAIT, emit.send(done))
-        .await
-        .is_err()
-    {
-        tracing::debug!(request = %run.request_id, "no room on the link for the finished event");
+    // Nothing is started for a link that is already gone.
+    let feeder = (!run.events.is_closed()).then(|| tokio::spawn(qm_run.feed(command, tx)));
+    let outcome = pump.run(started, pieces, &mut kill).await;
+    if let Some(feeder) = feeder {
+        feeder.abort();
     }
     outcome
+}
+
+/// One `qm guest exec` call and what it printed, as pieces.
+#[derive(Debug)]
+struct Qm {
+    vmid: u32,
+    timeout_s: u64,
+    /// The pump's deadline for qm.
+    wait: Duration,
+    stop: CancellationToken,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Qm {
+    async fn feed(self, command: Command, tx: mpsc::Sender<Piece>) {
+        let vmid = self.vmid;
+        let limits = Limits {
+            timeout: self.wait + QM_GRACE,
+            output_cap: QM_STDOUT_CAP,
+        };
+        let got = capture(command, limits, self.stop.clone()).await;
+        let why = match self.shared.lock() {
+            Ok(mut shared) => {
+                shared.done = true;
+                shared.why
+            }
+            Err(_) => None,
+        };
+        let killed = Exit {
+            signal: Some(9),
+            ..Exit::default()
+        };
+        let timeout_note = format!(
+            "qm guest exec did not return within {}s; the command may still be running in VM {vmid}",
+            self.wait.as_secs()
+        );
+        let pieces = match got {
+            Err(reason) => vec![
+                Piece::Note(format!("qm guest exec could not run: {reason}")),
+                Piece::Exit(Exit::default()),
+            ],
+            Ok(got) if got.timed_out || (got.cancelled && why == Some(Stop::Timeout)) => {
+                let exit = Exit {
+                    timed_out: true,
+                    ..killed
+                };
+                vec![Piece::Note(timeout_note), Piece::Exit(exit)]
+            }
+            Ok(got) if got.cancelled => vec![
+                Piece::Note(format!(
+                    "cancelled; qm was stopped, the command may still be running in VM {vmid}"
+                )),
+                Piece::Exit(killed),
+            ],
+            Ok(got) => match parse_guest_exec(&got.stdout) {
+                Some(result) => self.result(result),
+                None => {
+                    let code = got.exit_code.filter(|c| *c != 0).unwrap_or(1);
+                    let qm_code = got
+                        .exit_code
+                        .map_or_else(|| "none".to_owned(), |c| c.to_string());
+                    vec![
+                        Piece::Stderr(got.stderr),
+                        Piece::Note(format!(
+                            "qm guest exec printed no result (qm exit code {qm_code}), see its message above"
+                        )),
+                        Piece::Exit(Exit::code(code)),
+                    ]
+                }
+            },
+        };
+        for piece in pieces {
+            if tx.send(piece).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The pieces of the guest agent's result.
+    fn result(&self, result: GuestExecResult) -> Vec<Piece> {
+        let mut pieces = vec![
+            Piece::Stdout(result.out_data.into_bytes()),
+            Piece::Stderr(result.err_data.into_bytes()),
+        ];
+        let exit = if result.exited {
+            Exit {
+                code: result.exit_code,
+                signal: result
+                    .exit_code
+                    .is_none()
+                    .then_some(result.signal)
+                    .flatten(),
+                truncated: result.truncated,
+                timed_out: false,
+            }
+        } else {
+            pieces.push(Piece::Note(format!(
+                "the command was still running in VM {} after {}s and may still be running there",
+                self.vmid, self.timeout_s
+            )));
+            Exit {
+                signal: Some(9),
+                timed_out: true,
+                truncated: result.truncated,
+                code: None,
+            }
+        };
+        pieces.push(Piece::Exit(exit));
+        pieces
+    }
 }
 
 #[cfg(test)]
@@ -282,42 +302,5 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
-    }
-
-    #[tokio::test]
-    async fn output_is_chunked_and_cut_at_the_cap() {
-        let (tx, mut rx) = mpsc::channel(64);
-        let mut emit = Emitter {
-            request_id: "r",
-            events: &tx,
-            cap: (CHUNK_BYTES + 10) as u64,
-            sent: 0,
-            truncated: false,
-            open: true,
-        };
-        emit.output(false, &vec![b'x'; CHUNK_BYTES + 5]).await;
-        emit.output(true, b"0123456789").await;
-        emit.note("done").await;
-        let (truncated, sent) = (emit.truncated, emit.sent);
-        drop(tx);
-        let mut sizes = Vec::new();
-        while let Some(event) = rx.recv().await {
-            match event.kind {
-                Some(Kind::StdoutChunk(b)) => sizes.push(("out", b.len())),
-                Some(Kind::StderrChunk(b)) => sizes.push(("err", b.len())),
-                _ => {}
-            }
-        }
-        assert_eq!(
-            sizes,
-            [
-                ("out", CHUNK_BYTES),
-                ("out", 5),
-                ("err", 5),
-                ("err", "vigil-agent: done\n".len())
-            ]
-        );
-        assert!(truncated);
-        assert_eq!(sent, (CHUNK_BYTES + 10) as u64);
     }
 }
