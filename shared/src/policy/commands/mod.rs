@@ -4,6 +4,7 @@
 
 mod awk;
 mod catalog;
+mod cluster;
 mod containers;
 mod databases;
 mod files;
@@ -150,7 +151,7 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
     if let Some(v) = wrappers::classify(&cmd) {
         return v;
     }
-    let families: [fn(&Cmd<'_>) -> Option<Verdict>; 12] = [
+    let families: [fn(&Cmd<'_>) -> Option<Verdict>; 13] = [
         misc::classify,
         databases::classify,
         files::classify,
@@ -159,6 +160,7 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
         systemd::classify,
         containers::classify,
         proxmox::classify,
+        cluster::classify,
         storage::classify,
         network::classify,
         system::classify,
