@@ -190,14 +190,14 @@ async fn direct_mode_without_a_model_and_the_agents_resources_and_audit_views() 
         .await;
     b.wait_text(".tool-card .tool-output", "direct-mode-works")
         .await;
-    // A blocked call shows its code and hint.
-    b.send(&format!("/read @{name} rm -rf /tmp/nothing-here"))
+    // A blocked call shows its code and hint, and nothing ran.
+    let kept = tempfile::tempdir().unwrap();
+    b.send(&format!("/read @{name} rm -rf {}", kept.path().display()))
         .await;
-    let blocked = b
-        .wait_text(".tool-card.failed .tool-outcome", "POLICY_BLOCKED")
+    b.wait_text(".tool-card.failed .tool-outcome", "POLICY_BLOCKED")
         .await;
     b.wait_text(".tool-card.failed .hint", "control").await;
-    assert!(!blocked.is_empty());
+    assert!(kept.path().exists(), "a blocked read ran");
 
     // Agents: this agent, connected, with its version.
     b.click("[data-view=agents]").await;
