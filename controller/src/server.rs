@@ -77,7 +77,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let (revoked_agents, revoked_serials) = store.load_revocations().await?;
     let revocations = Arc::new(RevocationSet::new(revoked_agents, revoked_serials));
     let sessions = Arc::new(Sessions::new());
-    let agents = Agents::new(store.clone(), sessions.clone(), revocations.clone());
+    let agents = Agents::load(store.clone(), sessions.clone(), revocations.clone()).await?;
 
     let tls = GatewayTls::new(&pki.gateway, &pki.ca, revocations)?;
     let gateway = Gateway::new(
@@ -88,7 +88,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let metrics = Arc::new(Metrics::new());
     let exec = ExecService::new(
         agents.clone(),
-        Dispatcher::new(sessions, store.clone()),
+        Dispatcher::new(agents.clone()),
         metrics.clone(),
     );
     let approvals = Approvals::new(exec.clone(), pki.clone(), config.approval_timeout_s);
@@ -145,6 +145,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
+    tasks.spawn(agents.clone().persist(shutdown.clone()));
     let install = Arc::new(InstallSite::new(
         config,
         http_addr,
@@ -230,6 +231,9 @@ impl RunningController {
                 Ok(())
             }
         };
+        if let Err(error) = self.agents.flush().await {
+            warn!(%error, "could not write the last agent records");
+        }
         self.agents.store().close().await;
         info!("vigil-controller stopped");
         result

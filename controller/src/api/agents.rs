@@ -21,7 +21,7 @@ pub fn parse_agent_id(text: &str) -> Result<AgentId> {
 
 /// `GET /api/agents`: every agent that is not revoked.
 pub async fn list(State(state): State<ApiState>) -> Result<Json<Vec<AgentView>>> {
-    Ok(Json(state.agents.list().await?))
+    Ok(Json(state.agents.list()))
 }
 
 /// `POST /api/agents/{id}/revoke`: `{id, revoked: true}`.
@@ -45,24 +45,22 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
     let id = parse_agent_id(&id)?;
     let row = state
         .agents
-        .store()
-        .get_agent(id)
-        .await?
+        .get(id)
         .ok_or_else(|| Error::NotFound(format!("no agent with id {id}")))?;
     let connected = state.agents.sessions().get(id).is_some();
     Ok(Json(json!({
         "id": id.to_string(),
-        "hostname": row.hostname,
+        "hostname": &row.hostname,
         "connected": connected,
         "read_only": row.read_only,
-        "labels": row.labels,
-        "version": row.version,
+        "labels": &row.labels,
+        "version": &row.version,
         "last_seen": row.last_seen.map(rfc3339),
         "created_at": rfc3339(row.created_at),
         "revoked_at": row.revoked_at.map(rfc3339),
-        "cert_serial": row.cert_serial,
+        "cert_serial": &row.cert_serial,
         "cert_expires_at": rfc3339(row.cert_expires_at),
-        "facts": row.facts,
+        "facts": &row.facts,
         "capabilities": state.agents.sessions().get(id).map(|s| s.hello().capabilities.clone()),
         "inventory": state.agents.inventory().report(&id.to_string()),
     })))

@@ -8,31 +8,30 @@ use tokio::sync::mpsc;
 use vigil_proto::agent::v1::{Cancel, ExecEvent, ExecRequest, controller_message, exec_event};
 use vigil_shared::ids::AgentId;
 
-use super::sessions::{Session, Sessions};
-use crate::store::Store;
+use super::sessions::Session;
+use crate::agents::Agents;
 use crate::{Error, Result};
 
 /// Routes commands to connected agents.
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
-    sessions: Arc<Sessions>,
-    store: Store,
+    agents: Agents,
 }
 
 impl Dispatcher {
-    /// A dispatcher over the live `sessions`, using `store` to tell unknown agents from
-    /// disconnected ones.
-    pub fn new(sessions: Arc<Sessions>, store: Store) -> Self {
-        Dispatcher { sessions, store }
+    /// A dispatcher over the agents' live streams, using their records to tell unknown
+    /// agents from disconnected ones.
+    pub fn new(agents: Agents) -> Self {
+        Dispatcher { agents }
     }
 
     /// The live session of `agent`, or why there is none: `NotFound` (never enrolled),
     /// `AgentRevoked`, or `AgentOffline`.
     pub async fn session(&self, agent: AgentId) -> Result<Arc<Session>> {
-        if let Some(session) = self.sessions.get(agent) {
+        if let Some(session) = self.agents.sessions().get(agent) {
             return Ok(session);
         }
-        match self.store.get_agent(agent).await? {
+        match self.agents.get(agent) {
             None => Err(Error::NotFound(format!("no agent with id {agent}"))),
             Some(row) if row.revoked_at.is_some() => Err(Error::AgentRevoked(agent)),
             Some(_) => Err(Error::AgentOffline(agent)),

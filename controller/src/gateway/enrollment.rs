@@ -14,6 +14,7 @@ use crate::agents::Agents;
 use crate::clock::unix_now;
 use crate::pki::{Pki, join_token};
 use crate::store::NewAgent;
+use crate::store::agents::AgentRow;
 use crate::{Error, Result};
 
 /// Longest host name accepted.
@@ -60,11 +61,25 @@ impl EnrollmentService {
             cert_serial: cert.serial.clone(),
             cert_expires_at: cert.expires_at,
         };
+        let now = unix_now();
         let enrolled = self
             .agents
             .store()
-            .enroll_agent(&join_token::hash(token), &agent, previous, unix_now())
+            .enroll_agent(&join_token::hash(token), &agent, previous, now)
             .await?;
+        self.agents.enrolled(AgentRow {
+            id,
+            hostname: agent.hostname.clone(),
+            labels: enrolled.labels.clone(),
+            cert_serial: agent.cert_serial.clone(),
+            cert_expires_at: agent.cert_expires_at,
+            version: agent.version.clone(),
+            read_only: false,
+            last_seen: None,
+            facts: None,
+            created_at: now,
+            revoked_at: None,
+        });
         if let Some(previous) = enrolled.revoked_previous {
             self.agents.cut(previous, "replaced by a new enrollment");
         }

@@ -57,21 +57,16 @@ pub fn to_update(agent: &str, wire: &InventoryUpdate) -> AgentUpdate {
 pub async fn ingest(agents: &Agents, agent: AgentId, wire: &InventoryUpdate) {
     let id = agent.to_string();
     if wire.full {
-        let guest = match agents.store().get_agent(agent).await {
-            Ok(row) => row
-                .and_then(|row| row.labels.get(GUEST_LABEL).cloned())
-                .and_then(|text| match text.parse::<ResourceId>() {
-                    Ok(guest) => Some(guest),
-                    Err(error) => {
-                        warn!(%error, "ignoring the agent's {GUEST_LABEL} label");
-                        None
-                    }
-                }),
-            Err(error) => {
-                warn!(%error, "could not read the agent's labels");
-                None
-            }
-        };
+        let guest = agents
+            .get(agent)
+            .and_then(|row| row.labels.get(GUEST_LABEL).cloned())
+            .and_then(|text| match text.parse::<ResourceId>() {
+                Ok(guest) => Some(guest),
+                Err(error) => {
+                    warn!(%error, "ignoring the agent's {GUEST_LABEL} label");
+                    None
+                }
+            });
         agents.inventory().set_guest_label(&id, guest);
     }
     let mut update = to_update(&id, wire);

@@ -20,7 +20,7 @@ use vigil_shared::tls::agent_id_from_cert;
 
 use super::outbound::OutboundStream;
 use super::sessions::{AgentHello, Session};
-use crate::agents::Agents;
+use crate::agents::{Agents, HelloRecord};
 use crate::clock::{unix_now, unix_now_ms};
 use crate::pki::Pki;
 use crate::{Error, Result};
@@ -67,7 +67,7 @@ impl LinkService {
             )));
         }
         let revocations = self.agents.revocations();
-        match self.agents.store().get_agent(cert_id).await? {
+        match self.agents.get(cert_id) {
             _ if revocations.is_agent_revoked(cert_id) => return Err(Error::AgentRevoked(cert_id)),
             None => {
                 return Err(Error::PermissionDenied(format!(
@@ -100,14 +100,12 @@ impl LinkService {
         });
         session.try_send(ack);
         let h = session.hello();
-        if let Err(error) = self
-            .agents
-            .store()
-            .record_hello(cert_id, &h.hostname, &h.version, h.read_only, unix_now())
-            .await
-        {
-            warn!(%error, "could not record the hello");
-        }
+        let record = HelloRecord {
+            hostname: &h.hostname,
+            version: &h.version,
+            read_only: h.read_only,
+        };
+        self.agents.record_hello(cert_id, record, unix_now());
         Ok((session, rx))
     }
 
@@ -143,14 +141,8 @@ impl LinkService {
         self.agents
             .sessions()
             .remove(session.agent(), session.conn());
-        if let Err(error) = self
-            .agents
-            .store()
-            .record_last_seen(session.agent(), session.last_seen_ms() / 1000)
-            .await
-        {
-            warn!(%error, "could not record last_seen");
-        }
+        self.agents
+            .record_last_seen(session.agent(), session.last_seen_ms() / 1000);
         info!(reason, "agent stream ended");
     }
 
@@ -158,9 +150,7 @@ impl LinkService {
         match message.kind {
             Some(agent_message::Kind::Heartbeat(beat)) => debug!(seq = beat.seq, "heartbeat"),
             Some(agent_message::Kind::ExecEvent(event)) => session.route(event),
-            Some(agent_message::Kind::Facts(facts)) => {
-                self.record_facts(session.agent(), &facts).await
-            }
+            Some(agent_message::Kind::Facts(facts)) => self.record_facts(session.agent(), &facts),
             Some(agent_message::Kind::RenewRequest(request)) => {
                 let response = self.renew(session.agent(), &request).await;
                 let kind = controller_message::Kind::RenewResponse(response);
@@ -176,7 +166,7 @@ impl LinkService {
         }
     }
 
-    async fn record_facts(&self, agent: AgentId, facts: &HostFacts) {
+    fn record_facts(&self, agent: AgentId, facts: &HostFacts) {
         let value = serde_json::json!({
             "hostname": facts.hostname,
             "os_release": facts.os_release,
@@ -195,14 +185,7 @@ impl LinkService {
                 "error": (!s.error.is_empty()).then_some(&s.error),
             })),
         });
-        if let Err(error) = self
-            .agents
-            .store()
-            .record_facts(agent, &value, unix_now())
-            .await
-        {
-            warn!(%error, "could not record host facts");
-        }
+        self.agents.record_facts(agent, value, unix_now());
     }
 
     /// Signs a renewal CSR for the same identity, unless it was revoked.
@@ -230,7 +213,6 @@ impl LinkService {
             };
         if let Err(error) = self
             .agents
-            .store()
             .record_renewal(agent, &issued.serial, issued.expires_at)
             .await
         {

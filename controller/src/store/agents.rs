@@ -53,6 +53,37 @@ pub struct NewAgent {
     pub cert_expires_at: i64,
 }
 
+/// What the streams report about an agent, as one batched write stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentState {
+    /// The agent.
+    pub id: AgentId,
+    /// Its host name.
+    pub hostname: String,
+    /// Its version.
+    pub version: String,
+    /// Whether its hello said `--read-only`.
+    pub read_only: bool,
+    /// When it was last seen (Unix seconds).
+    pub last_seen: Option<i64>,
+    /// Its host facts (JSON text); absent facts leave the stored ones alone.
+    pub facts: Option<String>,
+}
+
+impl AgentState {
+    /// The reported part of `row`.
+    pub fn of(row: &AgentRow) -> Self {
+        AgentState {
+            id: row.id,
+            hostname: row.hostname.clone(),
+            version: row.version.clone(),
+            read_only: row.read_only,
+            last_seen: row.last_seen,
+            facts: row.facts.as_ref().map(serde_json::Value::to_string),
+        }
+    }
+}
+
 /// The result of a successful enrollment transaction.
 #[derive(Debug, Clone)]
 pub struct Enrolled {
@@ -184,6 +215,31 @@ impl Store {
         Ok(())
     }
 
+    /// Records what the streams reported about several agents, in one transaction.
+    pub async fn record_agent_states(&self, states: &[AgentState]) -> Result<()> {
+        if states.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool().begin().await?;
+        for state in states {
+            sqlx::query(
+                "UPDATE agents SET hostname = $1, version = $2, read_only = $3,
+                        last_seen = COALESCE($4, last_seen), facts = COALESCE($5, facts)
+                 WHERE id = $6",
+            )
+            .bind(&state.hostname)
+            .bind(&state.version)
+            .bind(state.read_only)
+            .bind(state.last_seen)
+            .bind(state.facts.as_deref())
+            .bind(state.id.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Records the agent's host facts.
     pub async fn record_facts(
         &self,
@@ -244,6 +300,33 @@ async fn revoke_in(conn: &mut DbConnection, id: AgentId, reason: &str, now: i64)
         .execute(&mut *conn)
         .await?;
     insert_revocation(conn, RevocationKind::Agent, &id.to_string(), reason, now).await
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use crate::pki::join_token;
+
+    /// Enrolls an agent named `host` through a fresh one-use join token; its stored row.
+    pub async fn enroll(store: &Store, host: &str) -> AgentRow {
+        let token = join_token::generate().unwrap();
+        store
+            .insert_join_token(&token.hash, &BTreeMap::new(), 1, 10, i64::MAX / 2)
+            .await
+            .unwrap();
+        let agent = NewAgent {
+            id: AgentId::new_random(),
+            hostname: host.into(),
+            version: "0.1.0".into(),
+            cert_serial: "0abc".into(),
+            cert_expires_at: 99,
+        };
+        store
+            .enroll_agent(&token.hash, &agent, None, 20)
+            .await
+            .unwrap();
+        store.get_agent(agent.id).await.unwrap().unwrap()
+    }
 }
 
 #[cfg(test)]
