@@ -1,5 +1,6 @@
-//! Requests per second of `GET /api/agents` with 1,000 registered agents (rows inserted
-//! directly), on a controller started in-process on 127.0.0.1:0 with SQLite, or with
+//! Requests per second of `GET /api/agents` with 1,000 registered agents (`BENCH_AGENTS`
+//! to change it; rows inserted directly, then the controller restarted so its registry
+//! loads them), on a controller started in-process on 127.0.0.1:0 with SQLite, or with
 //! PostgreSQL when `VIGIL_BENCH_DATABASE_URL` is set. Run: `cargo bench -p vigil-controller
 //! --bench agents_list`. Prints the rate and the p50/p99 latency.
 
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use vigil_controller::config::Config;
 use vigil_controller::server;
 
+/// Agents registered unless `BENCH_AGENTS` says otherwise.
 const AGENTS: usize = 1000;
 const CLIENTS: usize = 16;
 const RUN: Duration = Duration::from_secs(5);
@@ -21,9 +23,13 @@ async fn main() {
         database_url: std::env::var("VIGIL_BENCH_DATABASE_URL").ok(),
         ..Config::local(tmp.path().join("data"))
     };
+    let agents: usize = std::env::var("BENCH_AGENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(AGENTS);
     let running = server::start(&config).await.unwrap();
     let store = running.agents.store().clone();
-    for i in 0..AGENTS {
+    for i in 0..agents {
         sqlx::query(
             "INSERT INTO agents (id, hostname, labels, cert_serial, cert_expires_at, version, created_at)
              VALUES ($1, $2, '{\"site\":\"bench\"}', 'ab', 4000000000, '0.1.0', $3)",
@@ -35,6 +41,9 @@ async fn main() {
         .await
         .unwrap();
     }
+    // The registry is loaded at start: restart so it holds the rows inserted above.
+    running.shutdown().await.unwrap();
+    let running = server::start(&config).await.unwrap();
     let token = std::fs::read_to_string(tmp.path().join("data/admin.token")).unwrap();
     let url = format!("http://{}/api/agents", running.http_addr);
     let client = reqwest::Client::new();
@@ -47,7 +56,7 @@ async fn main() {
         .json()
         .await
         .unwrap();
-    assert_eq!(first.len(), AGENTS);
+    assert_eq!(first.len(), agents);
 
     let start = Instant::now();
     let mut workers = Vec::new();
@@ -73,7 +82,7 @@ async fn main() {
     all.sort();
     let pct = |p: f64| all[((all.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1000.0;
     println!(
-        "GET /api/agents, {AGENTS} agents, {CLIENTS} clients, {}: {:.0} requests/s, p50 {:.2} ms, p99 {:.2} ms ({} requests)",
+        "GET /api/agents, {agents} agents, {CLIENTS} clients, {}: {:.0} requests/s, p50 {:.2} ms, p99 {:.2} ms ({} requests)",
         if config.database_url.is_some() {
             "PostgreSQL"
         } else {
