@@ -5,6 +5,7 @@
 mod awk;
 mod catalog;
 mod cluster;
+mod configtest;
 mod containers;
 mod databases;
 mod files;
@@ -151,7 +152,7 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
     if let Some(v) = wrappers::classify(&cmd) {
         return v;
     }
-    let families: [fn(&Cmd<'_>) -> Option<Verdict>; 13] = [
+    let families: [fn(&Cmd<'_>) -> Option<Verdict>; 14] = [
         misc::classify,
         databases::classify,
         files::classify,
@@ -161,6 +162,7 @@ pub(crate) fn classify(program: &str, args: &[Word], ctx: Ctx) -> Verdict {
         containers::classify,
         proxmox::classify,
         cluster::classify,
+        configtest::classify,
         storage::classify,
         network::classify,
         system::classify,
