@@ -100,7 +100,7 @@ async fn the_api_refuses_what_it_must() {
     assert_eq!(status, 400, "missing command");
     let huge = json!({"agent": unknown, "command": "x".repeat(70 * 1024)});
     let (status, body) = call(&ctrl, Method::POST, "/api/exec", token, exec(huge)).await;
-    assert_eq!((status, code(&body)), (400, "INVALID_INPUT"), "{body}");
+    assert_eq!((status, code(&body)), (413, "PAYLOAD_TOO_LARGE"), "{body}");
     assert!(
         body["error"]["message"]
             .as_str()

@@ -14,6 +14,7 @@ use super::exec::{ExecBody, check_command, route};
 use super::json_body::JsonBody;
 use crate::approvals::ControlLevel;
 use crate::clock::unix_now;
+use crate::error::ApiCode;
 use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision, NewApproval};
 use crate::{Error, Result};
 
@@ -91,12 +92,11 @@ pub async fn request_write(
 ) -> Result<(StatusCode, Json<ApprovalRow>)> {
     let timeout_s = check_command(&body.command, body.timeout_s)?;
     if state.control_level == ControlLevel::ReadOnly {
-        return Err(Error::Api {
-            status: 403,
-            code: "POLICY_BLOCKED".into(),
-            message: "the controller's control level is read_only: writes are refused".into(),
-            details: serde_json::json!({ "control_level": "read_only" }),
-        });
+        return Err(Error::coded_with(
+            ApiCode::PolicyBlocked,
+            "the controller's control level is read_only: writes are refused",
+            serde_json::json!({ "control_level": "read_only" }),
+        ));
     }
     let route = route(&state.exec, &body)?;
     let classification = classify(&body.command);

@@ -12,6 +12,7 @@ use serde_json::json;
 use super::ApiState;
 use crate::clock::unix_now;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
+use crate::error::ApiCode;
 pub use crate::roles::Role;
 use crate::store::Store;
 use crate::store::api_tokens::generate_token;
@@ -68,12 +69,11 @@ fn bearer(request: &Request) -> Result<&str> {
 
 /// The 403 of a role check.
 pub fn forbidden(needed: Role, has: Role) -> Error {
-    Error::Api {
-        status: 403,
-        code: "FORBIDDEN".into(),
-        message: format!("this needs the {needed} role; the token has {has}"),
-        details: json!({ "required_role": needed, "role": has }),
-    }
+    Error::coded_with(
+        ApiCode::Forbidden,
+        format!("this needs the {needed} role; the token has {has}"),
+        json!({ "required_role": needed, "role": has }),
+    )
 }
 
 /// Middleware: authenticates the bearer token (401), checks that its role is at least

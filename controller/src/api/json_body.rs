@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use crate::Error;
+use crate::error::ApiCode;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -27,9 +28,10 @@ where
             .await
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    Error::InvalidInput(format!(
-                        "request body is larger than {MAX_BODY_BYTES} bytes"
-                    ))
+                    Error::coded(
+                        ApiCode::PayloadTooLarge,
+                        format!("request body is larger than {MAX_BODY_BYTES} bytes"),
+                    )
                 } else {
                     Error::InvalidInput(format!(
                         "cannot read the request body: {}",

@@ -41,6 +41,7 @@ pub use metrics::Metrics;
 use crate::agents::Agents;
 use crate::approvals::{Approvals, ControlLevel};
 use crate::assistant::Assistant;
+use crate::error::ApiCode;
 use crate::exec::ExecService;
 use crate::{Error, Result};
 
@@ -162,10 +163,8 @@ async fn not_found() -> Error {
 }
 
 async fn method_not_allowed() -> Error {
-    Error::Api {
-        status: 405,
-        code: "INVALID_INPUT".into(),
-        message: "method not allowed on this route".into(),
-        details: json!({}),
-    }
+    Error::coded(
+        ApiCode::MethodNotAllowed,
+        "method not allowed on this route",
+    )
 }

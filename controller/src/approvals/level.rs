@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ApiCode;
 use crate::roles::Role;
 use crate::{Error, Result};
 
@@ -54,12 +55,11 @@ impl ControlLevel {
             } else {
                 format!("the {role} role may only chat in read_only")
             };
-            return Err(Error::Api {
-                status: 403,
-                code: "FORBIDDEN".into(),
-                message: format!("control level {level} is not allowed: {why}"),
-                details: serde_json::json!({ "allowed": allowed.as_str() }),
-            });
+            return Err(Error::coded_with(
+                ApiCode::Forbidden,
+                format!("control level {level} is not allowed: {why}"),
+                serde_json::json!({ "allowed": allowed.as_str() }),
+            ));
         }
         Ok(level)
     }

@@ -14,6 +14,7 @@ use super::state::SessionState;
 use super::turn::Turn;
 use crate::approvals::{Approvals, ControlLevel};
 use crate::clock::unix_now;
+use crate::error::ApiCode;
 use crate::exec::ExecService;
 use crate::llm::ModelProvider;
 use crate::roles::Role;
@@ -178,12 +179,11 @@ impl Assistant {
             return Err(Error::InvalidInput("message is empty".into()));
         }
         if body.message.len() > MAX_MESSAGE_BYTES {
-            return Err(Error::Api {
-                status: 413,
-                code: "INVALID_INPUT".into(),
-                message: format!("message is over {MAX_MESSAGE_BYTES} bytes"),
-                details: serde_json::json!({ "max_bytes": MAX_MESSAGE_BYTES }),
-            });
+            return Err(Error::coded_with(
+                ApiCode::PayloadTooLarge,
+                format!("message is over {MAX_MESSAGE_BYTES} bytes"),
+                serde_json::json!({ "max_bytes": MAX_MESSAGE_BYTES }),
+            ));
         }
         if body.mentions.len() > MAX_MENTIONS {
             return Err(Error::InvalidInput(format!(
@@ -225,15 +225,14 @@ impl Assistant {
         {
             let mut turns = self.turns();
             if turns.contains_key(&session.id) {
-                return Err(Error::Api {
-                    status: 409,
-                    code: "CONFLICT".into(),
-                    message: format!(
+                return Err(Error::coded_with(
+                    ApiCode::Conflict,
+                    format!(
                         "a turn is already running in session {}; wait for it or cancel it",
                         session.id
                     ),
-                    details: serde_json::json!({ "session_id": session.id }),
-                });
+                    serde_json::json!({ "session_id": session.id }),
+                ));
             }
             turns.insert(session.id.clone(), cancel.clone());
         }

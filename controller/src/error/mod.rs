@@ -1,6 +1,7 @@
 //! The controller's error type: one enum for the whole crate. [`status`] maps each variant
 //! to an HTTP status and API code and to a gRPC status, in one place.
 
+pub mod codes;
 mod status;
 
 use std::io;
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 
 use vigil_shared::ids::AgentId;
 
+pub use codes::ApiCode;
 pub use status::ApiErrorBody;
 
 /// Everything that can go wrong in the controller.
@@ -122,7 +124,8 @@ pub enum Error {
         /// `tty`, `pager`, `stream` or `repl`.
         category: Option<&'static str>,
     },
-    /// The agent's guard refused the command (HTTP 403 with the agent's code).
+    /// The agent's guard refused the command (the HTTP status of the agent's code in
+    /// [`codes::ApiCode`]; an unknown code is 502).
     #[error("{reason}")]
     AgentRejected {
         /// The agent's machine-readable code (`POLICY_BLOCKED`, `AGENT_BUSY`, …).
@@ -143,7 +146,19 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
-    /// The controller's HTTP API answered with an error.
+    /// An answer of the API with a code from the table ([`codes::ApiCode`]), which gives
+    /// its HTTP status.
+    #[error("{message}")]
+    Coded {
+        /// The code.
+        code: codes::ApiCode,
+        /// A sentence a person can read.
+        message: String,
+        /// Structured details (an object).
+        details: serde_json::Value,
+    },
+    /// The controller's HTTP API answered with an error (the CLI's view of a remote
+    /// answer).
     #[error("{message}")]
     Api {
         /// The HTTP status.
@@ -175,6 +190,28 @@ impl Error {
     /// True when the reader of our output went away (`… | head`): not worth reporting.
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Error::WriteOutput(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    /// An API answer with `code` (its status comes from the table) and no details.
+    pub fn coded(code: ApiCode, message: impl Into<String>) -> Error {
+        Error::Coded {
+            code,
+            message: message.into(),
+            details: serde_json::json!({}),
+        }
+    }
+
+    /// An API answer with `code` and `details`.
+    pub fn coded_with(
+        code: ApiCode,
+        message: impl Into<String>,
+        details: serde_json::Value,
+    ) -> Error {
+        Error::Coded {
+            code,
+            message: message.into(),
+            details,
+        }
     }
 
     /// A file error for `path`.

@@ -6,6 +6,7 @@ use serde::Serialize;
 use sqlx::Row;
 
 use super::Store;
+use crate::error::ApiCode;
 use crate::{Error, Result};
 
 /// Where an approval stands. `Expired` is a pending approval past its expiry.
@@ -182,15 +183,6 @@ fn row_to_approval(row: &sqlx::any::AnyRow, now: i64) -> Result<ApprovalRow> {
     })
 }
 
-fn api_error(status: u16, code: &str, message: String) -> Error {
-    Error::Api {
-        status,
-        code: code.into(),
-        message,
-        details: serde_json::json!({}),
-    }
-}
-
 impl Store {
     /// Stores a pending approval.
     pub async fn create_approval(&self, new: &NewApproval, now: i64) -> Result<ApprovalRow> {
@@ -288,14 +280,12 @@ impl Store {
         }
         Err(match self.get_approval(id, now).await? {
             None => Error::NotFound(format!("no approval with id {id:?}")),
-            Some(row) if row.status == ApprovalStatus::Expired => api_error(
-                410,
-                "APPROVAL_EXPIRED",
+            Some(row) if row.status == ApprovalStatus::Expired => Error::coded(
+                ApiCode::ApprovalExpired,
                 format!("approval {id} expired before it was decided"),
             ),
-            Some(row) => api_error(
-                409,
-                "CONFLICT",
+            Some(row) => Error::coded(
+                ApiCode::Conflict,
                 format!("approval {id} is already {}", row.status.as_str()),
             ),
         })
