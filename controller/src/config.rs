@@ -16,6 +16,7 @@ pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
 
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
+use crate::gateway::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
@@ -34,6 +35,10 @@ pub const ENV_GATEWAY_SANS: &str = "VIGIL_GATEWAY_SANS";
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
 /// Environment variable for `--approval-timeout-s`.
 pub const ENV_APPROVAL_TIMEOUT_S: &str = "VIGIL_APPROVAL_TIMEOUT_S";
+/// Environment variable for `--agent-concurrency`.
+pub const ENV_AGENT_CONCURRENCY: &str = "VIGIL_AGENT_CONCURRENCY";
+/// Environment variable for `--agent-queue`.
+pub const ENV_AGENT_QUEUE: &str = "VIGIL_AGENT_QUEUE";
 /// Environment variable for `--session-token-budget`.
 pub const ENV_SESSION_TOKEN_BUDGET: &str = "VIGIL_SESSION_TOKEN_BUDGET";
 /// Default token budget of a chat session (input plus output tokens).
@@ -117,6 +122,8 @@ pub struct Config {
     pub heartbeat: Duration,
     /// Seconds before a pending approval expires.
     pub approval_timeout_s: u64,
+    /// Commands each agent runs at once and that may wait for it.
+    pub agent_queue: QueueLimits,
     /// The most a chat session may do with writes (sessions can only narrow it).
     pub control_level: ControlLevel,
     /// Tokens (input plus output) a chat session may use; 0 for no limit.
@@ -262,6 +269,7 @@ impl Config {
             gateway_sans: Vec::new(),
             heartbeat: Duration::from_secs(DEFAULT_HEARTBEAT_S),
             approval_timeout_s: DEFAULT_APPROVAL_TIMEOUT_S,
+            agent_queue: QueueLimits::default(),
             control_level: ControlLevel::default(),
             session_token_budget: DEFAULT_SESSION_TOKEN_BUDGET,
             raw_exec: false,
@@ -324,6 +332,28 @@ impl Config {
         if !(5..=86_400).contains(&approval_timeout_s) {
             return Err(Error::Config(format!(
                 "--approval-timeout-s {approval_timeout_s} must be between 5 and 86400"
+            )));
+        }
+        let agent_queue = QueueLimits {
+            concurrency: args
+                .agent_concurrency
+                .or(file.agent_concurrency)
+                .unwrap_or(DEFAULT_AGENT_CONCURRENCY),
+            bound: args
+                .agent_queue
+                .or(file.agent_queue)
+                .unwrap_or(DEFAULT_AGENT_QUEUE),
+        };
+        if !(1..=64).contains(&agent_queue.concurrency) {
+            return Err(Error::Config(format!(
+                "--agent-concurrency {} must be between 1 and 64",
+                agent_queue.concurrency
+            )));
+        }
+        if agent_queue.bound > 100_000 {
+            return Err(Error::Config(format!(
+                "--agent-queue {} must be at most 100000",
+                agent_queue.bound
             )));
         }
         let control_level = match args.control_level.or(file.control_level) {
@@ -390,6 +420,7 @@ impl Config {
             gateway_sans,
             heartbeat: Duration::from_secs(heartbeat_s),
             approval_timeout_s,
+            agent_queue,
             control_level,
             session_token_budget: args
                 .session_token_budget

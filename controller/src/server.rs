@@ -76,7 +76,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     api::auth::register_admin_token(&store, &admin_token).await?;
     let (revoked_agents, revoked_serials) = store.load_revocations().await?;
     let revocations = Arc::new(RevocationSet::new(revoked_agents, revoked_serials));
-    let sessions = Arc::new(Sessions::new());
+    let sessions = Arc::new(Sessions::with_limits(config.agent_queue));
     let agents = Agents::load(store.clone(), sessions.clone(), revocations.clone()).await?;
 
     let tls = GatewayTls::new(&pki.gateway, &pki.ca, revocations)?;

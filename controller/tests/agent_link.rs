@@ -36,7 +36,7 @@ async fn commands_reach_the_agent_and_events_come_back_as_json_and_sse() {
     let outcome: Value = response.json().await.unwrap();
     assert_eq!(
         outcome,
-        json!({"exit_code": 0, "signal": null, "stdout": "hello\n", "stderr": "warn", "truncated": false, "duration_ms": 7})
+        json!({"exit_code": 0, "signal": null, "stdout": "hello\n", "stderr": "warn", "truncated": false, "duration_ms": 7, "queued_ms": 0})
     );
 
     let response = ctrl
@@ -59,7 +59,7 @@ async fn commands_reach_the_agent_and_events_come_back_as_json_and_sse() {
     let exit: Value = serde_json::from_str(&events[3].data).unwrap();
     assert_eq!(
         exit,
-        json!({"exit_code": 0, "signal": null, "truncated": false, "duration_ms": 7})
+        json!({"exit_code": 0, "signal": null, "truncated": false, "duration_ms": 7, "queued_ms": 0})
     );
 
     // The agent's own refusal is a 403 with the agent's code.

@@ -118,7 +118,14 @@ async fn resources_are_searched_and_shown_with_their_chain() {
         read_only: true,
     };
     sessions
-        .insert(Session::new(inside, sessions.next_conn(), hello, tx, 1_000))
+        .insert(Session::new(
+            inside,
+            sessions.next_conn(),
+            hello,
+            tx,
+            1_000,
+            vigil_controller::gateway::queue::QueueLimits::default(),
+        ))
         .unwrap();
 
     let client = reqwest::Client::new();

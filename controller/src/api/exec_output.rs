@@ -100,8 +100,11 @@ async fn pump(mut running: Running, tx: EventSender) {
             exec_event::Kind::Finished(finished) => {
                 events.extend(text_event("stdout", stdout.finish()));
                 events.extend(text_event("stderr", stderr.finish()));
-                let exit =
-                    serde_json::to_string(&ExecExit::from_finished(&finished)).unwrap_or_default();
+                let exit = ExecExit {
+                    queued_ms: running.queued_ms(),
+                    ..ExecExit::from_finished(&finished)
+                };
+                let exit = serde_json::to_string(&exit).unwrap_or_default();
                 events.push(Event::default().event("exit").data(exit));
             }
             exec_event::Kind::Rejected(rejected) => {

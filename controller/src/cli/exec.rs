@@ -175,6 +175,7 @@ mod tests {
             signal,
             truncated: false,
             duration_ms: 1,
+            queued_ms: 0,
         };
         assert_eq!(exit_code(&exit(Some(0), None)), 0);
         assert_eq!(exit_code(&exit(Some(3), None)), 3);

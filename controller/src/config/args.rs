@@ -43,6 +43,14 @@ pub struct ServeArgs {
     /// approval expires (5-86400, default 300).
     #[arg(long, env = ENV_APPROVAL_TIMEOUT_S, value_name = "SECONDS")]
     pub approval_timeout_s: Option<u64>,
+    /// [key agent_concurrency] Commands the controller sends one agent at once (1-64,
+    /// default 8, the agent's own limit); the next ones wait in the agent's queue.
+    #[arg(long, env = ENV_AGENT_CONCURRENCY, value_name = "N")]
+    pub agent_concurrency: Option<usize>,
+    /// [key agent_queue] Commands that may wait for one agent (0-100000, default 256),
+    /// let through in turn per caller; past it the answer is 429 AGENT_BUSY.
+    #[arg(long, env = ENV_AGENT_QUEUE, value_name = "N")]
+    pub agent_queue: Option<usize>,
     /// [key control_level] The most the assistant may do with writes: read_only (refused),
     /// controlled (a person approves each; the default) or autonomous (run without a wait,
     /// still signed and audited). Chat sessions can only narrow it.

@@ -16,6 +16,8 @@ pub struct FileConfig {
     pub gateway_sans: Option<Vec<String>>,
     pub heartbeat_interval_s: Option<u64>,
     pub approval_timeout_s: Option<u64>,
+    pub agent_concurrency: Option<usize>,
+    pub agent_queue: Option<usize>,
     pub control_level: Option<String>,
     pub session_token_budget: Option<u64>,
     pub http_tls: Option<bool>,

@@ -171,12 +171,14 @@ impl ExecService {
         if let Some(id) = audit.approval_id {
             trail.approval(id);
         }
-        let timeout_s = request.timeout_s;
+        let mut request = request;
+        request.timeout_s = running::effective_timeout(request.timeout_s);
         let stream = self
             .dispatcher
-            .exec(agent, request)
+            .exec(agent, request, audit.actor)
             .await
             .inspect_err(|e| trail.failed(e.api_code()))?;
+        let timeout_s = stream.timeout_s();
         Running::start(stream, trail, timeout_s).await
     }
 }

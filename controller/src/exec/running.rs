@@ -21,6 +21,15 @@ pub const MAX_COLLECTED_OUTPUT: usize = 32 * 1024 * 1024;
 pub const DEFAULT_TIMEOUT_S: u32 = 30;
 
 /// How a command ended.
+/// The timeout a command runs with: 0 means [`DEFAULT_TIMEOUT_S`], and at most
+/// [`super::MAX_TIMEOUT_S`].
+pub fn effective_timeout(timeout_s: u32) -> u32 {
+    match timeout_s {
+        0 => DEFAULT_TIMEOUT_S,
+        n => n.min(super::MAX_TIMEOUT_S),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecExit {
     /// The exit code of a command that exited.
@@ -31,6 +40,9 @@ pub struct ExecExit {
     pub truncated: bool,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+    /// How long the command waited in the agent's queue before it was sent (ms).
+    #[serde(default)]
+    pub queued_ms: u64,
 }
 
 impl ExecExit {
@@ -46,6 +58,7 @@ impl ExecExit {
             signal,
             truncated: finished.truncated,
             duration_ms: finished.duration_ms,
+            queued_ms: 0,
         }
     }
 }
@@ -65,6 +78,9 @@ pub struct ExecOutcome {
     pub truncated: bool,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+    /// How long the command waited in the agent's queue before it was sent (ms).
+    #[serde(default)]
+    pub queued_ms: u64,
 }
 
 impl ExecOutcome {
@@ -108,10 +124,7 @@ impl Running {
         trail: ExecTrail,
         timeout_s: u32,
     ) -> Result<Self> {
-        let timeout_s = match timeout_s {
-            0 => DEFAULT_TIMEOUT_S,
-            n => n.min(super::MAX_TIMEOUT_S),
-        };
+        let timeout_s = effective_timeout(timeout_s);
         let deadline = Instant::now() + Duration::from_secs(u64::from(timeout_s)) + DEADLINE_GRACE;
         let mut running = Running {
             stream,
@@ -133,6 +146,11 @@ impl Running {
                 Ok(running)
             }
         }
+    }
+
+    /// How long the command waited in the agent's queue (ms).
+    pub fn queued_ms(&self) -> u64 {
+        self.stream.queued_ms()
     }
 
     /// The request id of the command.
@@ -202,6 +220,7 @@ impl Running {
                         stderr,
                         truncated: exit.truncated || cut,
                         duration_ms: exit.duration_ms,
+                        queued_ms: self.stream.queued_ms(),
                     });
                 }
                 exec_event::Kind::Rejected(rejected) => {

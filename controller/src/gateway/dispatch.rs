@@ -3,11 +3,14 @@
 //! command ended (the HTTP client went away, a deadline passed) sends a `Cancel`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use vigil_proto::agent::v1::{Cancel, ExecEvent, ExecRequest, controller_message, exec_event};
 use vigil_shared::ids::AgentId;
 
+use super::queue::Slot;
 use super::sessions::Session;
 use crate::agents::Agents;
 use crate::{Error, Result};
@@ -39,11 +42,38 @@ impl Dispatcher {
     }
 
     /// Sends `request` to `agent` (a request id is chosen when empty) and returns the
-    /// stream of its events.
-    pub async fn exec(&self, agent: AgentId, mut request: ExecRequest) -> Result<ExecStream> {
+    /// stream of its events. The command first waits its turn in the agent's queue
+    /// (`caller`'s turn among the callers waiting there), for at most its `timeout_s`
+    /// (which must be set); the time it waited is taken off the timeout the agent gets,
+    /// and reported by [`ExecStream::queued_ms`].
+    pub async fn exec(
+        &self,
+        agent: AgentId,
+        mut request: ExecRequest,
+        caller: &str,
+    ) -> Result<ExecStream> {
         let session = self.session(agent).await?;
         if request.request_id.is_empty() {
             request.request_id = uuid::Uuid::new_v4().to_string();
+        }
+        let timeout = Duration::from_secs(u64::from(request.timeout_s.max(1)));
+        let asked = Instant::now();
+        let slot = tokio::select! {
+            biased;
+            () = session.closed().cancelled() => return Err(Error::AgentOffline(agent)),
+            slot = tokio::time::timeout(timeout, session.queue().acquire(caller)) => match slot {
+                Ok(slot) => slot?,
+                Err(_) => {
+                    tracing::info!(%agent, waited_s = timeout.as_secs(), "a command timed out in the agent's queue");
+                    return Err(Error::ExecTimeout(timeout.as_secs()));
+                }
+            },
+        };
+        let queued = asked.elapsed();
+        if !queued.is_zero() {
+            let left = timeout.saturating_sub(queued).as_secs_f64().ceil();
+            // At least a second, as the agent takes whole seconds.
+            request.timeout_s = u32::try_from(left as u64).unwrap_or(u32::MAX).max(1);
         }
         let events = session.open_exec(&request.request_id)?;
         let stream = ExecStream {
@@ -51,6 +81,9 @@ impl Dispatcher {
             session: session.clone(),
             events,
             ended: false,
+            slot: Some(slot),
+            queued_ms: u64::try_from(queued.as_millis()).unwrap_or(u64::MAX),
+            timeout_s: request.timeout_s,
         };
         tracing::debug!(%agent, request_id = %request.request_id, mode = request.mode, "sending a command");
         session
@@ -67,6 +100,10 @@ pub struct ExecStream {
     session: Arc<Session>,
     events: mpsc::UnboundedReceiver<ExecEvent>,
     ended: bool,
+    /// The command's place in the agent's queue, given back when it ends.
+    slot: Option<Slot>,
+    queued_ms: u64,
+    timeout_s: u32,
 }
 
 impl ExecStream {
@@ -95,6 +132,7 @@ impl ExecStream {
                 exec_event::Kind::Finished(_) | exec_event::Kind::Rejected(_)
             ) {
                 self.ended = true;
+                self.slot = None;
             }
             return Some(kind);
         }
@@ -103,6 +141,16 @@ impl ExecStream {
     /// True once the command's last event arrived.
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// The timeout the agent was given: the command's own, less the time it waited.
+    pub fn timeout_s(&self) -> u32 {
+        self.timeout_s
+    }
+
+    /// How long the command waited in the agent's queue (ms).
+    pub fn queued_ms(&self) -> u64 {
+        self.queued_ms
     }
 }
 

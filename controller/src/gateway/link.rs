@@ -87,7 +87,14 @@ impl LinkService {
         };
         let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
         let sessions = self.agents.sessions();
-        let session = Session::new(cert_id, sessions.next_conn(), hello, tx, unix_now_ms());
+        let session = Session::new(
+            cert_id,
+            sessions.next_conn(),
+            hello,
+            tx,
+            unix_now_ms(),
+            sessions.limits(),
+        );
         sessions.insert(session.clone())?;
         if revocations.is_agent_revoked(cert_id) {
             // Revoked while we were checking: do not keep the stream.

@@ -11,6 +11,7 @@ pub mod enrollment;
 pub mod inventory;
 pub mod link;
 pub mod outbound;
+pub mod queue;
 pub mod sessions;
 pub mod tls;
 pub mod verifier;

@@ -13,6 +13,7 @@ use vigil_proto::agent::v1::{
 };
 use vigil_shared::ids::AgentId;
 
+use super::queue::{AgentQueue, QueueLimits};
 use crate::{Error, Result};
 
 /// Most commands one agent may have waiting for events at once (the agent itself runs 8).
@@ -48,6 +49,7 @@ pub struct Session {
     last_seen_ms: AtomicI64,
     outbound: Outbound,
     pending: Mutex<HashMap<String, mpsc::UnboundedSender<ExecEvent>>>,
+    queue: Arc<AgentQueue>,
     closed: CancellationToken,
 }
 
@@ -59,6 +61,7 @@ impl Session {
         hello: AgentHello,
         outbound: Outbound,
         now_ms: i64,
+        limits: QueueLimits,
     ) -> Arc<Self> {
         Arc::new(Session {
             agent,
@@ -68,8 +71,14 @@ impl Session {
             last_seen_ms: AtomicI64::new(now_ms),
             outbound,
             pending: Mutex::new(HashMap::new()),
+            queue: AgentQueue::new(limits),
             closed: CancellationToken::new(),
         })
+    }
+
+    /// The queue of commands for this agent.
+    pub fn queue(&self) -> &Arc<AgentQueue> {
+        &self.queue
     }
 
     /// The agent's identity.
@@ -216,12 +225,26 @@ impl Session {
 pub struct Sessions {
     map: Mutex<HashMap<AgentId, Arc<Session>>>,
     next_conn: AtomicU64,
+    limits: QueueLimits,
 }
 
 impl Sessions {
-    /// An empty registry.
+    /// An empty registry whose agents take the default number of commands at once.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty registry whose agents' queues have `limits`.
+    pub fn with_limits(limits: QueueLimits) -> Self {
+        Sessions {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// How many commands each agent runs and queues.
+    pub fn limits(&self) -> QueueLimits {
+        self.limits
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<AgentId, Arc<Session>>> {
@@ -309,7 +332,14 @@ mod tests {
             read_only: false,
         };
         (
-            Session::new(agent, sessions.next_conn(), hello, tx, 1_000),
+            Session::new(
+                agent,
+                sessions.next_conn(),
+                hello,
+                tx,
+                1_000,
+                QueueLimits::default(),
+            ),
             rx,
         )
     }

@@ -103,6 +103,7 @@ mod tests {
             stderr: String::new(),
             truncated: false,
             duration_ms: 3,
+            queued_ms: 0,
         };
         let data = outcome_data(&outcome, json!({ "command": "cat .env" }));
         let stdout = data["stdout"].as_str().unwrap();
