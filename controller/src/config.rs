@@ -15,6 +15,7 @@ use clap::Args;
 pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
 
+use crate::api::rate::{DEFAULT_CHAT_PER_S, DEFAULT_EXEC_PER_S, DEFAULT_FANOUT_PER_S, RateConfig};
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
 use crate::gateway::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::llm::{LlmConfig, Provider};
@@ -39,6 +40,12 @@ pub const ENV_APPROVAL_TIMEOUT_S: &str = "VIGIL_APPROVAL_TIMEOUT_S";
 pub const ENV_AGENT_CONCURRENCY: &str = "VIGIL_AGENT_CONCURRENCY";
 /// Environment variable for `--agent-queue`.
 pub const ENV_AGENT_QUEUE: &str = "VIGIL_AGENT_QUEUE";
+/// Environment variable for `--rate-exec-per-s`.
+pub const ENV_RATE_EXEC_PER_S: &str = "VIGIL_RATE_EXEC_PER_S";
+/// Environment variable for `--rate-fanout-per-s`.
+pub const ENV_RATE_FANOUT_PER_S: &str = "VIGIL_RATE_FANOUT_PER_S";
+/// Environment variable for `--rate-chat-per-s`.
+pub const ENV_RATE_CHAT_PER_S: &str = "VIGIL_RATE_CHAT_PER_S";
 /// Environment variable for `--session-token-budget`.
 pub const ENV_SESSION_TOKEN_BUDGET: &str = "VIGIL_SESSION_TOKEN_BUDGET";
 /// Default token budget of a chat session (input plus output tokens).
@@ -124,6 +131,8 @@ pub struct Config {
     pub approval_timeout_s: u64,
     /// Commands each agent runs at once and that may wait for it.
     pub agent_queue: QueueLimits,
+    /// Requests per second each API token may make, per class.
+    pub rate: RateConfig,
     /// The most a chat session may do with writes (sessions can only narrow it).
     pub control_level: ControlLevel,
     /// Tokens (input plus output) a chat session may use; 0 for no limit.
@@ -270,6 +279,7 @@ impl Config {
             heartbeat: Duration::from_secs(DEFAULT_HEARTBEAT_S),
             approval_timeout_s: DEFAULT_APPROVAL_TIMEOUT_S,
             agent_queue: QueueLimits::default(),
+            rate: RateConfig::default(),
             control_level: ControlLevel::default(),
             session_token_budget: DEFAULT_SESSION_TOKEN_BUDGET,
             raw_exec: false,
@@ -421,6 +431,20 @@ impl Config {
             heartbeat: Duration::from_secs(heartbeat_s),
             approval_timeout_s,
             agent_queue,
+            rate: RateConfig {
+                exec_per_s: args
+                    .rate_exec_per_s
+                    .or(file.rate_exec_per_s)
+                    .unwrap_or(DEFAULT_EXEC_PER_S),
+                fanout_per_s: args
+                    .rate_fanout_per_s
+                    .or(file.rate_fanout_per_s)
+                    .unwrap_or(DEFAULT_FANOUT_PER_S),
+                chat_per_s: args
+                    .rate_chat_per_s
+                    .or(file.rate_chat_per_s)
+                    .unwrap_or(DEFAULT_CHAT_PER_S),
+            },
             control_level,
             session_token_budget: args
                 .session_token_budget

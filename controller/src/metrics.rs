@@ -29,6 +29,11 @@ struct OutcomeLabels {
     outcome: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClassLabels {
+    class: String,
+}
+
 /// Outcomes of approval decisions that get their own label value; others are `other`.
 const APPROVAL_OUTCOMES: [&str; 5] = [
     "approved",
@@ -50,6 +55,7 @@ pub struct Metrics {
     recoveries: Family<OutcomeLabels, Counter>,
     iterations: Counter,
     write_runs: Family<OutcomeLabels, Counter>,
+    rate_limited: Family<ClassLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -110,8 +116,15 @@ impl Metrics {
             "Writes run with a signed grant, by outcome (ok, failed, unknown)",
             write_runs.clone(),
         );
+        let rate_limited = Family::<ClassLabels, Counter>::default();
+        registry.register(
+            "rate_limited",
+            "Requests refused by a caller's rate limit, by class (exec, fanout, chat)",
+            rate_limited.clone(),
+        );
         Metrics {
             registry,
+            rate_limited,
             gate_blocks,
             recoveries,
             iterations,
@@ -172,6 +185,15 @@ impl Metrics {
         self.write_runs
             .get_or_create(&OutcomeLabels {
                 outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a request refused by its caller's rate limit.
+    pub fn rate_limited(&self, class: &'static str) {
+        self.rate_limited
+            .get_or_create(&ClassLabels {
+                class: class.into(),
             })
             .inc();
     }

@@ -123,6 +123,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         approvals,
         assistant,
         control_level: config.control_level,
+        rate: api::rate::RateLimits::new(config.rate, metrics.clone()),
         metrics,
     };
     let grpc_chat = api::grpc_chat::routes(state.assistant.clone()).await;

@@ -156,3 +156,40 @@ async fn a_flood_from_one_caller_does_not_hold_up_another() {
         "only {after} of 30 flood commands started after the other caller's"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runaway_script_meets_its_rate_limit_and_others_do_not() {
+    let (ctrl, agent) = setup(&["--rate-exec-per-s", "1"]).await;
+    let script = ctrl.api.token().to_owned();
+    let (code, out, err) =
+        ctrl.cli(&["apitoken", "create", "--role", "viewer", "--name", "person"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let person = out.lines().last().unwrap().trim().to_owned();
+    let id = agent.state.id.clone();
+    // A bucket holds ten seconds' worth: ten pass at once, the next ones are refused.
+    let mut answers = Vec::new();
+    for _ in 0..14 {
+        answers.push(exec(&ctrl, &script, &id, "true").await);
+    }
+    let passed = answers.iter().filter(|(s, _, _)| *s == 200).count();
+    assert!((10..14).contains(&passed), "{passed} of 14 passed");
+    let (status, retry_after, body) = answers.last().unwrap();
+    assert_eq!(*status, 429, "{body}");
+    assert_eq!(body["error"]["code"], "RATE_LIMITED");
+    assert_eq!(body["error"]["details"]["class"], "exec");
+    assert!(
+        retry_after
+            .as_deref()
+            .is_some_and(|s| s.parse::<u32>().unwrap() >= 1)
+    );
+    let (status, _, body) = exec(&ctrl, &person, &id, "true").await;
+    assert_eq!(status, 200, "another caller has its own budget: {body}");
+    let (status, metrics) = ctrl.api.get_text("/metrics").await;
+    assert_eq!(status, 200);
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("vigil_rate_limited_total{class=\"exec\"}")),
+        "{metrics}"
+    );
+}

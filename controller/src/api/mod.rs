@@ -19,6 +19,7 @@ pub mod json_body;
 pub mod me;
 pub mod metrics;
 pub mod openai_compat;
+pub mod rate;
 pub mod raw_exec;
 pub mod request_span;
 pub mod resources;
@@ -60,6 +61,8 @@ pub struct ApiState {
     pub control_level: ControlLevel,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
+    /// Each API token's request budget per class.
+    pub rate: rate::RateLimits,
 }
 
 /// Options that change which routes exist.
@@ -71,17 +74,27 @@ pub struct ApiOptions {
 
 /// The API's routes.
 pub fn router(state: ApiState, options: ApiOptions) -> Router {
-    // Every route declares its role by the group it is in.
+    // Every route declares its role by the group it is in; costly ones also take from the
+    // caller's rate limit (inside the role check, which names the caller).
+    let limited = |class: rate::Class| {
+        middleware::from_fn_with_state((state.rate.clone(), class), rate::limit)
+    };
     let viewer = Router::new()
         .route("/api/me", get(me::me))
         .route("/api/agents", get(agents::list))
         .route("/api/agents/{id}", get(agents::get))
-        .route("/api/exec", post(exec::exec))
+        .route(
+            "/api/exec",
+            post(exec::exec).route_layer(limited(rate::Class::Exec)),
+        )
         .route("/api/resources", get(resources::list))
         .route("/api/resources/{id}", get(resources::get))
         .route("/api/ai/approvals", get(approvals::list))
         .route("/api/ai/approvals/{id}", get(approvals::get))
-        .route("/api/ai/chat", post(chat::chat))
+        .route(
+            "/api/ai/chat",
+            post(chat::chat).route_layer(limited(rate::Class::Chat)),
+        )
         .route("/api/ai/sessions", get(chat::list))
         .route(
             "/api/ai/sessions/{id}",
@@ -90,9 +103,15 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/ai/sessions/{id}/messages", get(chat::messages))
         .route("/api/ai/sessions/{id}/cancel", post(chat::cancel))
         .route("/v1/models", get(openai_compat::models))
-        .route("/v1/chat/completions", post(openai_compat::completions));
+        .route(
+            "/v1/chat/completions",
+            post(openai_compat::completions).route_layer(limited(rate::Class::Chat)),
+        );
     let operator = Router::new()
-        .route("/api/exec/write", post(approvals::request_write))
+        .route(
+            "/api/exec/write",
+            post(approvals::request_write).route_layer(limited(rate::Class::Exec)),
+        )
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))
         .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
     let mut admin = Router::new()
@@ -101,7 +120,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/audit/verify", get(audit::verify))
         .route("/api/join-tokens", post(join_tokens::create));
     if options.raw_exec {
-        admin = admin.route("/api/raw-exec", post(raw_exec::raw_exec));
+        admin = admin.route(
+            "/api/raw-exec",
+            post(raw_exec::raw_exec).route_layer(limited(rate::Class::Exec)),
+        );
     }
     let guard = |router: Router<ApiState>, role: Role| {
         router.route_layer(middleware::from_fn_with_state(

@@ -51,6 +51,19 @@ pub struct ServeArgs {
     /// let through in turn per caller; past it the answer is 429 AGENT_BUSY.
     #[arg(long, env = ENV_AGENT_QUEUE, value_name = "N")]
     pub agent_queue: Option<usize>,
+    /// [key rate_exec_per_s] Commands (`/api/exec`, `/api/exec/write`) each API token may
+    /// send per second, in bursts of ten seconds' worth (default 20; 0: no limit); past it
+    /// 429 RATE_LIMITED.
+    #[arg(long, env = ENV_RATE_EXEC_PER_S, value_name = "N")]
+    pub rate_exec_per_s: Option<u32>,
+    /// [key rate_fanout_per_s] Fan-outs each API token may start per second, in bursts of
+    /// ten seconds' worth (default 1; 0: no limit).
+    #[arg(long, env = ENV_RATE_FANOUT_PER_S, value_name = "N")]
+    pub rate_fanout_per_s: Option<u32>,
+    /// [key rate_chat_per_s] Chat turns each API token may start per second, in bursts of
+    /// ten seconds' worth (default 2; 0: no limit).
+    #[arg(long, env = ENV_RATE_CHAT_PER_S, value_name = "N")]
+    pub rate_chat_per_s: Option<u32>,
     /// [key control_level] The most the assistant may do with writes: read_only (refused),
     /// controlled (a person approves each; the default) or autonomous (run without a wait,
     /// still signed and audited). Chat sessions can only narrow it.
