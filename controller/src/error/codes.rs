@@ -53,11 +53,13 @@ pub enum ApiCode {
     SandboxUnavailable,
     /// The command did not finish in time.
     Timeout,
+    /// The caller read a command's output too slowly; the command was cut off.
+    SlowReader,
 }
 
 impl ApiCode {
     /// Every code, in the order of the documented table.
-    pub const ALL: [ApiCode; 20] = [
+    pub const ALL: [ApiCode; 21] = [
         ApiCode::InvalidInput,
         ApiCode::Unauthenticated,
         ApiCode::Forbidden,
@@ -78,6 +80,7 @@ impl ApiCode {
         ApiCode::AgentOffline,
         ApiCode::SandboxUnavailable,
         ApiCode::Timeout,
+        ApiCode::SlowReader,
     ];
 
     /// The code as the API writes it.
@@ -115,6 +118,7 @@ impl ApiCode {
             ApiCode::Internal | ApiCode::ExecutionFailed => Code::Internal,
             ApiCode::AgentOffline | ApiCode::SandboxUnavailable => Code::Unavailable,
             ApiCode::Timeout => Code::DeadlineExceeded,
+            ApiCode::SlowReader => Code::ResourceExhausted,
         }
     }
 
@@ -151,6 +155,7 @@ impl ApiCode {
                 ("SANDBOX_UNAVAILABLE", StatusCode::SERVICE_UNAVAILABLE, None)
             }
             ApiCode::Timeout => ("TIMEOUT", StatusCode::GATEWAY_TIMEOUT, None),
+            ApiCode::SlowReader => ("SLOW_READER", StatusCode::REQUEST_TIMEOUT, None),
         }
     }
 }

@@ -10,6 +10,7 @@ use vigil_proto::agent::v1::{Finished, exec_event, finished};
 
 use super::trail::ExecTrail;
 use super::utf8::Utf8Carry;
+use crate::error::ApiCode;
 use crate::gateway::ExecStream;
 use crate::{Error, Result};
 
@@ -170,6 +171,13 @@ impl Running {
         }
         let next = match tokio::time::timeout_at(self.deadline, self.stream.next()).await {
             Err(_) => Err(Error::ExecTimeout(u64::from(self.timeout_s))),
+            Ok(None) if self.stream.overrun() => Err(Error::coded(
+                ApiCode::SlowReader,
+                format!(
+                    "the output was not read fast enough: the command was cut off after {} buffered events",
+                    crate::gateway::sessions::EVENT_BUFFER
+                ),
+            )),
             Ok(None) => Err(Error::AgentGone(self.stream.agent())),
             Ok(Some(kind)) => Ok(kind),
         };

@@ -81,6 +81,7 @@ impl Dispatcher {
             session: session.clone(),
             events,
             ended: false,
+            overrun: false,
             slot: Some(slot),
             queued_ms: u64::try_from(queued.as_millis()).unwrap_or(u64::MAX),
             timeout_s: request.timeout_s,
@@ -98,8 +99,9 @@ impl Dispatcher {
 pub struct ExecStream {
     request_id: String,
     session: Arc<Session>,
-    events: mpsc::UnboundedReceiver<ExecEvent>,
+    events: mpsc::Receiver<ExecEvent>,
     ended: bool,
+    overrun: bool,
     /// The command's place in the agent's queue, given back when it ends.
     slot: Option<Slot>,
     queued_ms: u64,
@@ -124,7 +126,11 @@ impl ExecStream {
             return None;
         }
         loop {
-            let Some(kind) = self.events.recv().await?.kind else {
+            let Some(event) = self.events.recv().await else {
+                self.overrun = self.session.take_overrun(&self.request_id);
+                return None;
+            };
+            let Some(kind) = event.kind else {
                 continue;
             };
             if matches!(
@@ -146,6 +152,12 @@ impl ExecStream {
     /// The timeout the agent was given: the command's own, less the time it waited.
     pub fn timeout_s(&self) -> u32 {
         self.timeout_s
+    }
+
+    /// True when the command was cut off because its events were not read fast enough
+    /// (after [`ExecStream::next`] answered `None`).
+    pub fn overrun(&self) -> bool {
+        self.overrun
     }
 
     /// How long the command waited in the agent's queue (ms).

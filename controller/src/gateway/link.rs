@@ -156,7 +156,7 @@ impl LinkService {
     async fn handle(&self, session: &Session, message: AgentMessage) {
         match message.kind {
             Some(agent_message::Kind::Heartbeat(beat)) => debug!(seq = beat.seq, "heartbeat"),
-            Some(agent_message::Kind::ExecEvent(event)) => session.route(event),
+            Some(agent_message::Kind::ExecEvent(event)) => session.route(event).await,
             Some(agent_message::Kind::Facts(facts)) => self.record_facts(session.agent(), &facts),
             Some(agent_message::Kind::RenewRequest(request)) => {
                 let response = self.renew(session.agent(), &request).await;

@@ -1,7 +1,7 @@
 //! Live agent streams: one [`Session`] per connected identity (its hello, the sender of its
 //! outbound messages, the commands waiting for events), held in [`Sessions`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
 use vigil_proto::agent::v1::{
-    ControllerMessage, ExecEvent, Goodbye, controller_message, exec_event,
+    Cancel, ControllerMessage, ExecEvent, Goodbye, controller_message, exec_event,
 };
 use vigil_shared::ids::AgentId;
 
@@ -18,6 +18,14 @@ use crate::{Error, Result};
 
 /// Most commands one agent may have waiting for events at once (the agent itself runs 8).
 pub const MAX_PENDING_PER_AGENT: usize = 64;
+/// Events held for one command whose reader is slower than the agent (each chunk is at
+/// most 16 KiB, so about 4 MiB). When they are all unread, the agent's stream waits for the
+/// reader (back-pressure), for at most [`READER_STALL`]; then the command is cut off and
+/// cancelled, so a slow client can neither grow the controller's memory nor hold up the
+/// agent's other commands for long.
+pub const EVENT_BUFFER: usize = 256;
+/// Longest the agent's stream waits for one command's reader to make room.
+pub const READER_STALL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The sending half of a stream's outbound messages.
 pub type Outbound = mpsc::Sender<Result<ControllerMessage, Status>>;
@@ -48,7 +56,9 @@ pub struct Session {
     connected_at: i64,
     last_seen_ms: AtomicI64,
     outbound: Outbound,
-    pending: Mutex<HashMap<String, mpsc::UnboundedSender<ExecEvent>>>,
+    pending: Mutex<HashMap<String, mpsc::Sender<ExecEvent>>>,
+    /// Commands cut off because their reader fell [`EVENT_BUFFER`] events behind.
+    overrun: Mutex<HashSet<String>>,
     queue: Arc<AgentQueue>,
     closed: CancellationToken,
 }
@@ -71,6 +81,7 @@ impl Session {
             last_seen_ms: AtomicI64::new(now_ms),
             outbound,
             pending: Mutex::new(HashMap::new()),
+            overrun: Mutex::new(HashSet::new()),
             queue: AgentQueue::new(limits),
             closed: CancellationToken::new(),
         })
@@ -144,14 +155,21 @@ impl Session {
                 .is_ok()
     }
 
-    fn pending(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<ExecEvent>>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<ExecEvent>>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn overrun(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.overrun.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// True (once) when the command `request_id` was cut off for a slow reader.
+    pub fn take_overrun(&self, request_id: &str) -> bool {
+        self.overrun().remove(request_id)
+    }
+
     /// Registers a command so its events reach the returned receiver.
-    pub fn open_exec(&self, request_id: &str) -> Result<mpsc::UnboundedReceiver<ExecEvent>> {
+    pub fn open_exec(&self, request_id: &str) -> Result<mpsc::Receiver<ExecEvent>> {
         if self.is_closed() {
             return Err(Error::AgentOffline(self.agent));
         }
@@ -162,7 +180,7 @@ impl Session {
                 reason: format!("the agent already has {MAX_PENDING_PER_AGENT} commands in flight"),
             });
         }
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(EVENT_BUFFER);
         pending.insert(request_id.to_owned(), tx);
         Ok(rx)
     }
@@ -178,23 +196,46 @@ impl Session {
     }
 
     /// Routes an event from the agent to the command waiting for it; the last event of a
-    /// command (finished or rejected) also forgets it.
-    pub fn route(&self, event: ExecEvent) {
+    /// command (finished or rejected) also forgets it. Waits (at most [`READER_STALL`])
+    /// when the command's reader is [`EVENT_BUFFER`] events behind, then cuts it off.
+    pub async fn route(&self, event: ExecEvent) {
         let terminal = matches!(
             event.kind,
             Some(exec_event::Kind::Finished(_) | exec_event::Kind::Rejected(_))
         );
-        let mut pending = self.pending();
         let request_id = event.request_id.clone();
-        match pending.get(&request_id) {
-            Some(waiter) => {
-                if waiter.send(event).is_err() || terminal {
-                    pending.remove(&request_id);
+        let Some(waiter) = self.pending().get(&request_id).cloned() else {
+            tracing::debug!(request_id = %request_id, "event for a command nobody waits for");
+            return;
+        };
+        let delivered = match waiter.try_send(event) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(mpsc::error::TrySendError::Full(event)) => {
+                match tokio::time::timeout(READER_STALL, waiter.send(event)).await {
+                    Ok(sent) => sent.is_ok(),
+                    Err(_) => {
+                        self.cut_off(request_id);
+                        return;
+                    }
                 }
             }
-            None => {
-                tracing::debug!(request_id = %request_id, "event for a command nobody waits for")
-            }
+        };
+        if !delivered || terminal {
+            self.forget_exec(&request_id);
+        }
+    }
+
+    /// The reader of `request_id` stayed [`EVENT_BUFFER`] events behind for
+    /// [`READER_STALL`]: stop routing its events and stop the command on the agent.
+    fn cut_off(&self, request_id: String) {
+        self.forget_exec(&request_id);
+        tracing::warn!(agent = %self.agent, request_id = %request_id, buffered = EVENT_BUFFER,
+            "a command's reader is too slow; cutting it off");
+        self.overrun().insert(request_id.clone());
+        let cancel = controller_message::Kind::Cancel(Cancel { request_id });
+        if !self.try_send(cancel) {
+            tracing::debug!("the outbound queue is full; the reader's drop cancels it");
         }
     }
 
@@ -366,8 +407,8 @@ mod tests {
         assert!(sessions.get(agent).is_none());
     }
 
-    #[test]
-    fn events_reach_their_command_until_the_last_one() {
+    #[tokio::test]
+    async fn events_reach_their_command_until_the_last_one() {
         let sessions = Sessions::new();
         let (s, _rx) = session(&sessions, AgentId::new_random());
         let mut events = s.open_exec("r1").unwrap();
@@ -375,15 +416,63 @@ mod tests {
             request_id: "r1".into(),
             kind: Some(kind),
         };
-        s.route(event(exec_event::Kind::Started(Started {})));
-        s.route(event(exec_event::Kind::StdoutChunk(b"hi".to_vec())));
-        s.route(event(exec_event::Kind::Finished(Finished::default())));
+        s.route(event(exec_event::Kind::Started(Started {}))).await;
+        s.route(event(exec_event::Kind::StdoutChunk(b"hi".to_vec())))
+            .await;
+        s.route(event(exec_event::Kind::Finished(Finished::default())))
+            .await;
         assert_eq!(s.pending_count(), 0);
         let mut seen = 0;
         while events.try_recv().is_ok() {
             seen += 1;
         }
         assert_eq!(seen, 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reader_too_far_behind_is_cut_off_and_its_command_cancelled() {
+        let sessions = Sessions::new();
+        let (s, mut outbound) = session(&sessions, AgentId::new_random());
+        let mut events = s.open_exec("r1").unwrap();
+        let chunk = |i: usize| ExecEvent {
+            request_id: "r1".into(),
+            kind: Some(exec_event::Kind::StdoutChunk(vec![b'x'; i % 7 + 1])),
+        };
+        for i in 0..EVENT_BUFFER {
+            s.route(chunk(i)).await;
+        }
+        assert_eq!(s.pending_count(), 1, "a full buffer is still within bounds");
+        // One more waits for the reader; a reader that makes room in time is kept.
+        let (waited, _) = tokio::join!(s.route(chunk(EVENT_BUFFER)), async {
+            tokio::time::sleep(READER_STALL / 2).await;
+            events.recv().await.unwrap()
+        });
+        let () = waited;
+        assert_eq!(s.pending_count(), 1, "back-pressure, not a cut");
+        let started = tokio::time::Instant::now();
+        s.route(chunk(EVENT_BUFFER + 1)).await;
+        assert!(
+            started.elapsed() >= READER_STALL,
+            "it waited for the reader first"
+        );
+        assert_eq!(s.pending_count(), 0, "a reader still behind is cut off");
+        let Some(Ok(ControllerMessage {
+            kind: Some(controller_message::Kind::Cancel(cancel)),
+        })) = outbound.recv().await
+        else {
+            panic!("no cancel sent to the agent");
+        };
+        assert_eq!(cancel.request_id, "r1");
+        let mut read = 0;
+        while events.recv().await.is_some() {
+            read += 1;
+        }
+        assert_eq!(
+            read, EVENT_BUFFER,
+            "what was buffered is still delivered, then the end"
+        );
+        assert!(s.take_overrun("r1"));
+        assert!(!s.take_overrun("r1"), "told once");
     }
 
     #[tokio::test]
