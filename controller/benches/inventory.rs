@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "inventory/fleet.rs"]
 mod fleet;
 
 use std::alloc::System;
