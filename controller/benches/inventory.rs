@@ -3,13 +3,20 @@
 //! agents, plus 200 agents inside guests reporting their own containers (the same
 //! containers, merged). Measures applying one node agent's full update (~440 resources,
 //! all changed, and all unchanged), a one-resource diff, and name search; prints p50/p99
-//! and the resident memory growth. Run: `cargo bench -p vigil-controller --bench inventory`.
+//! and the heap the graph holds (counted by a global allocator) and the resident memory
+//! growth. Then the fleet shape of issue 13 (`fleet`): 10,000 agents with a host and five
+//! containers each. Run: `cargo bench -p vigil-controller --bench inventory`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "inventory/fleet.rs"]
+mod fleet;
+
+use std::alloc::System;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use vigil_controller::inventory::{AgentUpdate, Inventory};
 use vigil_shared::resource::{ExecPath, Facts, Resource, ResourceId, Via};
 
@@ -21,6 +28,23 @@ const INSIDE: usize = 4;
 const FULL_RUNS: usize = 200;
 const DIFF_RUNS: usize = 2000;
 const QUERIES: usize = 2000;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// The heap bytes allocated and not freed since [`Heap::start`].
+struct Heap(Region<'static, System>);
+
+impl Heap {
+    fn start() -> Self {
+        Heap(Region::new(GLOBAL))
+    }
+
+    fn live(&self) -> i64 {
+        let change = self.0.change();
+        change.bytes_allocated as i64 - change.bytes_deallocated as i64
+    }
+}
 
 const SERVICES: [&str; 40] = [
     "jellyfin",
@@ -226,6 +250,7 @@ fn print(label: &str, times: Vec<Duration>) {
 
 fn main() {
     let rss_before = rss_kib();
+    let heap = Heap::start();
     let inventory = Inventory::new();
     let start = Instant::now();
     for n in 0..NODES {
@@ -235,6 +260,7 @@ fn main() {
         }
     }
     let load = start.elapsed();
+    let bytes = heap.live();
     let rss_after = rss_kib();
     let total = inventory.len();
     assert_eq!(
@@ -261,6 +287,20 @@ fn main() {
             after.saturating_sub(before) as f64 / 1024.0
         );
     }
+    let one_copy = {
+        let heap = Heap::start();
+        let reports: Vec<AgentUpdate> = (0..NODES).map(|n| node_report(n, "running")).collect();
+        let bytes = heap.live();
+        drop(black_box(reports));
+        bytes
+    };
+    println!(
+        "memory: the graph holds {:.1} MiB of heap, {:.0} B per resource; the node agents' \
+         reports as received are {:.0} B per resource",
+        bytes as f64 / (1024.0 * 1024.0),
+        bytes as f64 / total as f64,
+        one_copy as f64 / (NODES * (1 + GUESTS + GUESTS * CONTAINERS)) as f64,
+    );
 
     // (a) One node agent's full update, every resource changed (status flips) or unchanged.
     let variants = [node_report(7, "stopped"), node_report(7, "running")];
@@ -336,4 +376,7 @@ fn main() {
         narrow.push(t.elapsed());
     }
     print("search, limit 10", narrow);
+    drop(inventory);
+
+    fleet::run();
 }

@@ -1,52 +1,53 @@
-//! The inventory's state: every agent's newest report, who reports which id, and the
+//! The inventory's state: every agent's newest report, the reports of each id, and the
 //! merged entry of each id with its search tokens. An update re-merges only the ids whose
 //! reports changed, then re-resolves the guest links those changes may affect
 //! ([`super::link`]), so its cost grows with the size of the change, not of the graph.
+//!
+//! Memory: a reported resource is held once, as the agent sent it, and the merged entry
+//! shares it when it wins ([`Merged`]); ids are interned ([`super::intern`]) and agent ids
+//! are shared with the agents map.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::Hash;
+use std::sync::Arc;
 
 use tracing::{debug, warn};
 use vigil_shared::resource::{Resource, ResourceId, ResourceKind};
 
-use super::merge::{Reported, admit, merge};
+use super::intern::{Id, Ids};
+use super::merge::{Merged, Report, admit, merge};
 use super::search::{Key, SearchIndex};
 use super::{AgentReport, AgentUpdate};
 
-/// One resource as one agent last reported it.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Stored {
-    pub resource: Resource,
-    /// The graph's clock when the agent last changed it: newer wins ties in the merge.
-    pub stamp: u64,
-}
-
-/// One agent's newest report.
+/// One agent's newest report: its notes and the ids it reports (the resources are in
+/// [`Graph::reports`]).
 #[derive(Debug, Default)]
 pub(super) struct AgentState {
     pub report: AgentReport,
-    pub resources: BTreeMap<ResourceId, Stored>,
+    pub ids: HashSet<Id>,
 }
 
 /// A merged resource (without guest-link effects, which [`Graph::present`] adds) and the
 /// search tokens it is indexed under.
 #[derive(Debug)]
 pub(super) struct Entry {
-    pub base: Resource,
-    pub keys: Vec<Key>,
+    pub merged: Merged,
+    pub keys: Box<[Key]>,
 }
 
 /// Everything the inventory knows.
 #[derive(Debug, Default)]
 pub(super) struct Graph {
-    pub(super) agents: BTreeMap<String, AgentState>,
-    /// The agents reporting each id, sorted (usually one or two).
-    contributors: HashMap<ResourceId, Vec<String>>,
-    pub(super) merged: BTreeMap<ResourceId, Entry>,
+    /// By agent id; the key is the one copy of the id that the reports share.
+    pub(super) agents: BTreeMap<Arc<str>, AgentState>,
+    /// The reports of each id, sorted by agent (usually one or two).
+    reports: HashMap<Id, Vec<Report>>,
+    pub(super) merged: BTreeMap<Id, Entry>,
     /// Ids by the parent their merged report names (before guest links re-parent them).
-    pub(super) raw_children: HashMap<ResourceId, BTreeSet<ResourceId>>,
+    pub(super) raw_children: HashMap<Id, BTreeSet<Id>>,
     pub(super) index: SearchIndex,
+    ids: Ids,
     /// Guest links: the join-token labels, the MACs of guests and agents' hosts, and the
     /// links in force (see [`super::link`]).
     pub(super) labels: BTreeMap<String, ResourceId>,
@@ -69,7 +70,11 @@ pub(super) struct Pending {
 impl Graph {
     /// Apply one update from `agent` (see [`super::Inventory::apply`]).
     pub(super) fn apply(&mut self, agent: &str, update: AgentUpdate) {
-        let state = self.agents.entry(agent.to_owned()).or_default();
+        let name = match self.agents.get_key_value(agent) {
+            Some((name, _)) => Arc::clone(name),
+            None => Arc::from(agent),
+        };
+        let state = self.agents.entry(Arc::clone(&name)).or_default();
         if !update.full && update.seq < state.report.seq {
             warn!(
                 agent,
@@ -94,52 +99,56 @@ impl Graph {
             .into_iter()
             .filter_map(|r| admit(agent, r))
             .collect();
-        let mut touched = BTreeSet::new();
+        let mut touched: BTreeSet<Id> = BTreeSet::new();
         if update.full {
             let keep: HashSet<&ResourceId> = upserts.iter().map(|r| &r.id).collect();
-            let gone: Vec<ResourceId> = state
-                .resources
-                .keys()
-                .filter(|id| !keep.contains(id))
+            let gone: Vec<Id> = state
+                .ids
+                .iter()
+                .filter(|id| !keep.contains(&***id))
                 .cloned()
                 .collect();
             for id in gone {
-                state.resources.remove(&id);
+                state.ids.remove(&id);
                 touched.insert(id);
             }
         }
         for resource in upserts {
-            if state
-                .resources
+            let unchanged = self
+                .reports
                 .get(&resource.id)
-                .is_some_and(|s| s.resource == resource)
-            {
+                .and_then(|reports| reports.iter().find(|r| &*r.agent == agent))
+                .is_some_and(|r| *r.resource == resource);
+            if unchanged {
                 continue;
             }
-            touched.insert(resource.id.clone());
-            state
-                .resources
-                .insert(resource.id.clone(), Stored { resource, stamp });
+            let id = self.ids.intern(&resource.id);
+            state.ids.insert(Arc::clone(&id));
+            let report = Report {
+                agent: Arc::clone(&name),
+                resource: Arc::new(resource),
+                stamp,
+            };
+            set_report(&mut self.reports, &id, report);
+            touched.insert(id);
         }
         if !update.full {
             for id in update.removed {
-                if state.resources.remove(&id).is_some() {
+                if let Some(id) = state.ids.take(&id) {
                     touched.insert(id);
                 }
             }
         }
-        state.report.resources = state.resources.len();
+        state.report.resources = state.ids.len();
         debug!(
             agent,
             changed = touched.len(),
             "applying an inventory update"
         );
-        let reporting: Vec<bool> = touched
-            .iter()
-            .map(|id| state.resources.contains_key(id))
-            .collect();
-        for (id, reports) in touched.iter().zip(reporting) {
-            self.set_contributor(id, agent, reports);
+        for id in &touched {
+            if !state.ids.contains(id) {
+                drop_report(&mut self.reports, id, agent);
+            }
         }
         self.refresh(touched, Pending::default());
     }
@@ -149,8 +158,8 @@ impl Graph {
         self.set_label(agent, None);
         let mut touched = BTreeSet::new();
         if let Some(state) = self.agents.remove(agent) {
-            for id in state.resources.into_keys() {
-                self.set_contributor(&id, agent, false);
+            for id in state.ids {
+                drop_report(&mut self.reports, &id, agent);
                 touched.insert(id);
             }
         }
@@ -190,79 +199,73 @@ impl Graph {
         }
     }
 
-    fn set_contributor(&mut self, id: &ResourceId, agent: &str, reports: bool) {
-        if reports {
-            let agents = self.contributors.entry(id.clone()).or_default();
-            if let Err(at) = agents.binary_search_by(|a| a.as_str().cmp(agent)) {
-                agents.insert(at, agent.to_owned());
-            }
-        } else if let Some(agents) = self.contributors.get_mut(id) {
-            agents.retain(|a| a != agent);
-            if agents.is_empty() {
-                self.contributors.remove(id);
-            }
-        }
-    }
-
-    /// Re-merge `ids`, then settle the guest links and search tokens that depend on them.
-    fn refresh(&mut self, ids: BTreeSet<ResourceId>, mut pending: Pending) {
+    /// Re-merge `ids`, then settle the guest links and search tokens that depend on them,
+    /// and drop the ids nothing names any more from the id table.
+    fn refresh(&mut self, ids: BTreeSet<Id>, mut pending: Pending) {
+        let mut released = Vec::new();
         for id in &ids {
-            self.remerge(id, &mut pending);
+            self.remerge(id, &mut pending, &mut released);
         }
         self.relink(pending);
+        let mut candidates = ids;
+        candidates.extend(released);
+        self.ids.sweep(candidates);
     }
 
     /// Recompute the merged entry of `id` from its reports and update what hangs off it:
-    /// the parent index, the MAC indexes and the search index.
-    fn remerge(&mut self, id: &ResourceId, pending: &mut Pending) {
-        let new = self.contributors.get(id).and_then(|agents| {
-            let reports: Vec<Reported<'_>> = agents
-                .iter()
-                .filter_map(|agent| {
-                    let stored = self.agents.get(agent)?.resources.get(id)?;
-                    Some(Reported {
-                        agent,
-                        resource: &stored.resource,
-                        stamp: stored.stamp,
-                    })
-                })
-                .collect();
-            merge(&reports)
-        });
-        let old = self.merged.remove(id);
-        let old_base = old.as_ref().map(|e| &e.base);
-        if let Some(parent) = old_base.and_then(|r| r.parent.as_ref()) {
-            remove_from(&mut self.raw_children, parent, id);
+    /// the parent index, the MAC indexes and the search index. The parent it no longer
+    /// names goes to `released`.
+    fn remerge(&mut self, id: &Id, pending: &mut Pending, released: &mut Vec<Id>) {
+        let new = self.reports.get(&**id).and_then(|reports| merge(reports));
+        let old = self.merged.remove(&**id);
+        let old_base = old.as_ref().map(|e| &*e.merged.winner);
+        let new_base = new.as_ref().map(|m| &*m.winner);
+        let old_parent = old_base.and_then(|r| r.parent.as_ref());
+        let new_parent = new_base.and_then(|r| r.parent.as_ref());
+        if old_parent != new_parent {
+            if let Some(parent) = old_parent {
+                remove_from(&mut self.raw_children, parent, &**id);
+                released.extend(self.ids.get(parent));
+            }
+            if let Some(parent) = new_parent {
+                let parent = self.ids.intern(parent);
+                self.raw_children
+                    .entry(parent)
+                    .or_default()
+                    .insert(Arc::clone(id));
+            }
         }
-        if let Some(parent) = new.as_ref().and_then(|r| r.parent.as_ref()) {
-            self.raw_children
-                .entry(parent.clone())
-                .or_default()
-                .insert(id.clone());
-        }
-        self.update_macs(id, old_base, new.as_ref(), pending);
+        self.update_macs(id, old_base, new_base, pending);
         let old_keys = old.map(|e| e.keys).unwrap_or_default();
         match new {
-            Some(base) => {
-                let keys = self.keys_of(id, &base);
-                self.index.update(id, &old_keys, &keys);
-                self.merged.insert(id.clone(), Entry { base, keys });
+            Some(merged) => {
+                let tokens = self.keys_of(id, &merged);
+                let keys = self.index.update(id, &old_keys, &tokens);
+                self.merged.insert(Arc::clone(id), Entry { merged, keys });
             }
-            None => self.index.update(id, &old_keys, &[]),
+            None => {
+                self.index.update(id, &old_keys, &[]);
+            }
         }
     }
 
     /// Recompute the search tokens of `id` (its aliases from guest links changed).
     pub(super) fn rekey(&mut self, id: &ResourceId) {
-        let Some(entry) = self.merged.get(id) else {
+        let Some((id, entry)) = self.merged.get_key_value(id) else {
             return;
         };
-        let keys = self.keys_of(id, &entry.base);
-        if keys == entry.keys {
+        let tokens = self.keys_of(id, &entry.merged);
+        let same = tokens.len() == entry.keys.len()
+            && tokens
+                .iter()
+                .zip(entry.keys.iter())
+                .all(|((f, t), (g, u))| f == g && t.as_str() == &**u);
+        if same {
             return;
         }
-        self.index.update(id, &entry.keys, &keys);
-        if let Some(entry) = self.merged.get_mut(id) {
+        let keys = self.index.update(id, &entry.keys, &tokens);
+        let id = Arc::clone(id);
+        if let Some(entry) = self.merged.get_mut(&id) {
             entry.keys = keys;
         }
     }
@@ -276,12 +279,38 @@ impl Graph {
     pub(super) fn len(&self) -> usize {
         self.merged.len()
     }
+
+    /// How many ids are interned (tests: the table does not outgrow the graph).
+    #[cfg(test)]
+    pub(super) fn interned(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+/// Set `agent`'s report of `id`, in agent order.
+fn set_report(reports: &mut HashMap<Id, Vec<Report>>, id: &Id, report: Report) {
+    let list = reports.entry(Arc::clone(id)).or_default();
+    match list.binary_search_by(|r| r.agent.cmp(&report.agent)) {
+        Ok(at) => list[at] = report,
+        Err(at) => list.insert(at, report),
+    }
+}
+
+/// Drop `agent`'s report of `id`, and the list when it is left empty.
+fn drop_report(reports: &mut HashMap<Id, Vec<Report>>, id: &ResourceId, agent: &str) {
+    if let Some(list) = reports.get_mut(id) {
+        list.retain(|r| &*r.agent != agent);
+        if list.is_empty() {
+            reports.remove(id);
+        }
+    }
 }
 
 /// Remove `value` from the set at `key`, and the set when it is left empty.
-pub(super) fn remove_from<K, V, Q>(map: &mut HashMap<K, BTreeSet<V>>, key: &K, value: &Q)
+pub(super) fn remove_from<K, V, P, Q>(map: &mut HashMap<K, BTreeSet<V>>, key: &P, value: &Q)
 where
-    K: Hash + Eq,
+    K: Hash + Eq + Borrow<P>,
+    P: Hash + Eq + ?Sized,
     V: Ord + Borrow<Q>,
     Q: Ord + ?Sized,
 {

@@ -12,7 +12,8 @@ use vigil_shared::ids::ExecTarget;
 use vigil_shared::resource::{ExecPath, Resource, ResourceId, Via};
 
 use super::graph::{Graph, Pending, remove_from};
-use super::search::{Key, keys};
+use super::merge::Merged;
+use super::search::{Token, keys};
 
 /// The MAC addresses of a resource, lower case, without empty and all-zero ones.
 fn macs(resource: Option<&Resource>) -> BTreeSet<String> {
@@ -87,7 +88,7 @@ impl Graph {
             return self.merged.contains_key(guest).then(|| guest.clone());
         }
         let host = self.merged.get(&ResourceId::Host(agent.to_owned()))?;
-        let guests: BTreeSet<&ResourceId> = macs(Some(&host.base))
+        let guests: BTreeSet<&ResourceId> = macs(Some(&host.merged.winner))
             .iter()
             .filter_map(|mac| self.guest_macs.get(mac))
             .flatten()
@@ -144,20 +145,20 @@ impl Graph {
         for agent in self.linked.get(id).into_iter().flatten() {
             let host = ResourceId::Host(agent.clone());
             if let Some(entry) = self.merged.get(&host)
-                && !entry.base.name.is_empty()
+                && !entry.merged.winner.name.is_empty()
             {
-                aliases.push(entry.base.name.clone());
+                aliases.push(entry.merged.winner.name.clone());
             }
             aliases.push(host.to_string());
         }
         aliases
     }
 
-    /// The search tokens of `id` with the merged report `base`.
-    pub(super) fn keys_of(&self, id: &ResourceId, base: &Resource) -> Vec<Key> {
+    /// The search tokens of `id` with the merged report `merged`.
+    pub(super) fn keys_of(&self, id: &ResourceId, merged: &Merged) -> Vec<Token> {
         let extra = self.link_aliases(id);
-        let names = std::iter::once(base.name.as_str())
-            .chain(base.aliases.iter().map(String::as_str))
+        let names = std::iter::once(merged.winner.name.as_str())
+            .chain(merged.aliases().iter().map(String::as_str))
             .chain(extra.iter().map(String::as_str));
         keys(id, names)
     }
@@ -180,7 +181,7 @@ impl Graph {
     /// One resource as the merged view shows it, guest links applied.
     pub(super) fn present(&self, id: &ResourceId) -> Option<Resource> {
         let entry = self.merged.get(id)?;
-        let mut resource = entry.base.clone();
+        let mut resource = entry.merged.to_resource();
         if let Some(agents) = self.linked.get(id) {
             let direct = agents.iter().map(|agent| ExecPath {
                 agent: agent.clone(),
@@ -192,7 +193,7 @@ impl Graph {
             resource.aliases.sort();
             resource.aliases.dedup();
         }
-        resource.parent = self.presented_parent(id, entry.base.parent.as_ref());
+        resource.parent = self.presented_parent(id, entry.merged.winner.parent.as_ref());
         Some(resource)
     }
 
@@ -205,14 +206,26 @@ impl Graph {
         }
         for host in &hosts {
             candidates.insert(host);
-            candidates.extend(self.raw_children.get(host).into_iter().flatten());
+            candidates.extend(
+                self.raw_children
+                    .get(host)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| &**c),
+            );
         }
-        candidates.extend(self.raw_children.get(id).into_iter().flatten());
+        candidates.extend(
+            self.raw_children
+                .get(id)
+                .into_iter()
+                .flatten()
+                .map(|c| &**c),
+        );
         candidates
             .into_iter()
             .filter(|child| {
                 self.merged.get(*child).is_some_and(|entry| {
-                    self.presented_parent(child, entry.base.parent.as_ref())
+                    self.presented_parent(child, entry.merged.winner.parent.as_ref())
                         .as_ref()
                         == Some(id)
                 })

@@ -1,9 +1,11 @@
 //! What one agent may report (an agent is never trusted about other hosts), and how the
 //! reports of one resource from several agents become one resource: the scalar fields of
 //! the report whose best path ranks highest, the union of aliases, and every path ordered
-//! by rank (the routing chain).
+//! by rank (the routing chain). A merged resource shares the winning report rather than
+//! copying it.
 
 use std::cmp::Reverse;
+use std::sync::Arc;
 
 use tracing::warn;
 use vigil_shared::resource::{ExecPath, Resource, ResourceId, Via};
@@ -57,24 +59,69 @@ pub(super) fn admit(agent: &str, mut resource: Resource) -> Option<Resource> {
 }
 
 /// One agent's report of a resource, with when it last changed (a graph-wide counter).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Reported<'a> {
-    pub agent: &'a str,
-    pub resource: &'a Resource,
+/// The resource is shared with the merged entry when it wins.
+#[derive(Debug, Clone)]
+pub(super) struct Report {
+    pub agent: Arc<str>,
+    pub resource: Arc<Resource>,
     pub stamp: u64,
+}
+
+/// A merged resource: the winning report, and the union of the aliases and paths of all
+/// reports where it differs from the winner's own (not with a single, ordered report).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Merged {
+    pub winner: Arc<Resource>,
+    combined: Option<Box<Combined>>,
+}
+
+/// The aliases and paths of a resource merged from several reports.
+#[derive(Debug, Clone, PartialEq)]
+struct Combined {
+    aliases: Vec<String>,
+    paths: Vec<ExecPath>,
+}
+
+impl Merged {
+    /// The merged aliases, sorted.
+    pub(super) fn aliases(&self) -> &[String] {
+        match &self.combined {
+            Some(c) => &c.aliases,
+            None => &self.winner.aliases,
+        }
+    }
+
+    /// The merged resource as the API shows it (before guest links).
+    pub(super) fn to_resource(&self) -> Resource {
+        let w = &*self.winner;
+        let (aliases, paths) = match &self.combined {
+            Some(c) => (c.aliases.clone(), c.paths.clone()),
+            None => (w.aliases.clone(), w.paths.clone()),
+        };
+        Resource {
+            id: w.id.clone(),
+            kind: w.id.kind(),
+            name: w.name.clone(),
+            aliases,
+            parent: w.parent.clone(),
+            status: w.status.clone(),
+            paths,
+            facts: w.facts.clone(),
+        }
+    }
 }
 
 /// The merged resource, or None without reports. The scalar fields (name, status, parent,
 /// facts) are the winner's: best path rank, then the newest report, then the agent id.
 /// Aliases are the sorted union; paths are ordered by rank, then agent id, duplicates
 /// dropped.
-pub(super) fn merge(reports: &[Reported<'_>]) -> Option<Resource> {
+pub(super) fn merge(reports: &[Report]) -> Option<Merged> {
     let winner = reports
         .iter()
-        .min_by_key(|r| (best_rank(r.resource), Reverse(r.stamp), r.agent))?;
-    let mut aliases: Vec<String> = reports
+        .min_by_key(|r| (best_rank(&r.resource), Reverse(r.stamp), &*r.agent))?;
+    let mut aliases: Vec<&String> = reports
         .iter()
-        .flat_map(|r| r.resource.aliases.iter().cloned())
+        .flat_map(|r| r.resource.aliases.iter())
         .collect();
     aliases.sort();
     aliases.dedup();
@@ -84,25 +131,27 @@ pub(super) fn merge(reports: &[Reported<'_>]) -> Option<Resource> {
             r.resource
                 .paths
                 .iter()
-                .map(move |p| (rank(p.via), r.agent, p))
+                .map(move |p| (rank(p.via), &*r.agent, p))
         })
         .collect();
     ranked.sort_by_key(|(rank, agent, _)| (*rank, *agent));
-    let mut paths: Vec<ExecPath> = Vec::with_capacity(ranked.len());
+    let mut paths: Vec<&ExecPath> = Vec::with_capacity(ranked.len());
     for (_, _, path) in ranked {
-        if !paths.contains(path) {
-            paths.push(path.clone());
+        if !paths.contains(&path) {
+            paths.push(path);
         }
     }
-    let w = winner.resource;
-    Some(Resource {
-        id: w.id.clone(),
-        kind: w.id.kind(),
-        name: w.name.clone(),
-        aliases,
-        parent: w.parent.clone(),
-        status: w.status.clone(),
-        paths,
-        facts: w.facts.clone(),
+    let w = &winner.resource;
+    let same =
+        aliases.iter().copied().eq(w.aliases.iter()) && paths.iter().copied().eq(w.paths.iter());
+    let combined = (!same).then(|| {
+        Box::new(Combined {
+            aliases: aliases.into_iter().cloned().collect(),
+            paths: paths.into_iter().cloned().collect(),
+        })
+    });
+    Some(Merged {
+        winner: Arc::clone(w),
+        combined,
     })
 }

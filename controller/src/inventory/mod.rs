@@ -10,8 +10,10 @@
 //! - `link`: agents running inside a Proxmox guest (by join-token label or shared MAC) and
 //!   how that shows in the merged view (a `direct` path, an alias, re-parented children).
 //! - `search`: the token index behind [`Inventory::search`].
+//! - `intern`: the shared copies of resource ids that all of the above hold.
 
 mod graph;
+mod intern;
 mod link;
 mod merge;
 mod search;

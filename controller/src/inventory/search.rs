@@ -1,13 +1,16 @@
 //! The search index: lower-cased ids, names/aliases and their parts, each in a sorted map
 //! from token to ids, so exact matches are lookups and prefix matches are range scans. An
 //! entry's tokens are kept with it and the index is updated by difference when it changes.
+//! A token's text is held once, shared by the map and the entries; ids are interned.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use vigil_shared::resource::{Resource, ResourceId, ResourceKind};
 
 use super::graph::Graph;
+use super::intern::Id;
 
 /// Where a token comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,8 +23,11 @@ pub(super) enum Field {
     Part,
 }
 
-/// One index token of an entry.
-pub(super) type Key = (Field, String);
+/// One token of an entry, as computed.
+pub(super) type Token = (Field, String);
+
+/// One token of an entry, as indexed: the text is the index's own copy.
+pub(super) type Key = (Field, Arc<str>);
 
 /// True for the characters that separate the parts of a name.
 fn separator(c: char) -> bool {
@@ -29,7 +35,7 @@ fn separator(c: char) -> bool {
 }
 
 /// The tokens of a resource with this id, name and aliases, sorted and without duplicates.
-pub(super) fn keys<'a>(id: &ResourceId, names: impl IntoIterator<Item = &'a str>) -> Vec<Key> {
+pub(super) fn keys<'a>(id: &ResourceId, names: impl IntoIterator<Item = &'a str>) -> Vec<Token> {
     let mut keys = vec![(Field::Id, id.to_string().to_lowercase())];
     for name in names {
         let lower = name.trim().to_lowercase();
@@ -66,36 +72,52 @@ impl SearchIndex {
         }
     }
 
-    /// Replace `id`'s tokens `old` with `new` (both sorted, as [`keys`] returns them).
-    pub(super) fn update(&mut self, id: &ResourceId, old: &[Key], new: &[Key]) {
+    /// Replace `id`'s tokens `old` with `new` (both sorted, as [`keys`] returns them), and
+    /// return `new` as indexed.
+    pub(super) fn update(&mut self, id: &Id, old: &[Key], new: &[Token]) -> Box<[Key]> {
         for (field, token) in old {
             if contains(new, *field, token) {
                 continue;
             }
             let map = self.map(*field);
-            if let Some(ids) = map.get_mut(token) {
+            if let Some(ids) = map.get_mut(&**token) {
                 if let Ok(at) = ids.binary_search(id) {
                     ids.remove(at);
                 }
                 if ids.is_empty() {
-                    map.remove(token);
+                    map.remove(&**token);
                 }
             }
         }
+        let mut keys = Vec::with_capacity(new.len());
         for (field, token) in new {
-            if contains(old, *field, token) {
+            let field_token = (*field, token.as_str());
+            if let Ok(at) = old.binary_search_by(|(f, t)| (*f, &**t).cmp(&field_token)) {
+                keys.push(old[at].clone());
                 continue;
             }
-            let ids = self.map(*field).entry(token.clone()).or_default();
-            if let Err(at) = ids.binary_search(id) {
-                ids.insert(at, id.clone());
+            let map = self.map(*field);
+            let text = match map.get_key_value(token.as_str()) {
+                Some((text, _)) => Arc::clone(text),
+                None => {
+                    let text: Arc<str> = Arc::from(token.as_str());
+                    map.insert(Arc::clone(&text), Vec::new());
+                    text
+                }
+            };
+            if let Some(ids) = map.get_mut(&*text)
+                && let Err(at) = ids.binary_search(id)
+            {
+                ids.insert(at, Arc::clone(id));
             }
+            keys.push((*field, text));
         }
+        keys.into_boxed_slice()
     }
 
     /// The ids of one rank: 0 exact id, 1 exact name or alias, 2 prefix of a name, alias
     /// or id, 3 whole part, 4 prefix of a part.
-    fn stage<'a>(&'a self, rank: u8, query: &str) -> Vec<&'a ResourceId> {
+    fn stage<'a>(&'a self, rank: u8, query: &str) -> Vec<&'a Id> {
         match rank {
             0 => exact(&self.ids, query),
             1 => exact(&self.names, query),
@@ -117,14 +139,14 @@ impl SearchIndex {
         query: &str,
         accept: impl Fn(&ResourceId) -> bool,
         limit: usize,
-    ) -> Vec<ResourceId> {
-        let mut seen: HashSet<&ResourceId> = HashSet::new();
-        let mut out: Vec<&ResourceId> = Vec::new();
+    ) -> Vec<Id> {
+        let mut seen: HashSet<&Id> = HashSet::new();
+        let mut out: Vec<&Id> = Vec::new();
         for rank in 0..5 {
             if out.len() >= limit {
                 break;
             }
-            let mut found: Vec<&ResourceId> = self
+            let mut found: Vec<&Id> = self
                 .stage(rank, query)
                 .into_iter()
                 .filter(|id| !seen.contains(id) && accept(id))
@@ -141,24 +163,25 @@ impl SearchIndex {
 
 /// Token → the ids indexed under it, sorted (a vector: most tokens name one id, and a
 /// B-tree node per token would cost far more memory).
-type TokenMap = BTreeMap<String, Vec<ResourceId>>;
+type TokenMap = BTreeMap<Arc<str>, Vec<Id>>;
 
 /// The ids under the token `query`.
-fn exact<'a>(map: &'a TokenMap, query: &str) -> Vec<&'a ResourceId> {
+fn exact<'a>(map: &'a TokenMap, query: &str) -> Vec<&'a Id> {
     map.get(query).into_iter().flatten().collect()
 }
 
 /// The ids under every token starting with `query`.
-fn prefix<'a>(map: &'a TokenMap, query: &str) -> Vec<&'a ResourceId> {
+fn prefix<'a>(map: &'a TokenMap, query: &str) -> Vec<&'a Id> {
     map.range::<str, _>((Bound::Included(query), Bound::Unbounded))
         .take_while(|(token, _)| token.starts_with(query))
         .flat_map(|(_, ids)| ids.iter())
         .collect()
 }
 
-/// True when the sorted `keys` hold (`field`, `token`).
-fn contains(keys: &[Key], field: Field, token: &str) -> bool {
-    keys.binary_search_by(|(f, t)| (*f, t.as_str()).cmp(&(field, token)))
+/// True when the sorted `tokens` hold (`field`, `token`).
+fn contains(tokens: &[Token], field: Field, token: &str) -> bool {
+    tokens
+        .binary_search_by(|(f, t)| (*f, t.as_str()).cmp(&(field, token)))
         .is_ok()
 }
 
@@ -172,7 +195,7 @@ impl Graph {
     ) -> Vec<Resource> {
         let accept = |id: &ResourceId| kind.is_none_or(|k| id.kind() == k);
         let query = query.trim().to_lowercase();
-        let ids: Vec<ResourceId> = if query.is_empty() {
+        let ids: Vec<Id> = if query.is_empty() {
             self.merged
                 .keys()
                 .filter(|id| accept(id))

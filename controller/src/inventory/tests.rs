@@ -1,9 +1,10 @@
 //! Unit tests of the inventory: reports, trust, merge, guest links, forgetting. [`search`]
-//! covers search ranking; [`model`] checks the incremental graph against a naive re-merge
-//! on random update sequences.
+//! covers search ranking; [`intern`] the id table; [`model`] checks the incremental graph
+//! against a naive re-merge on random update sequences.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod intern;
 mod model;
 mod search;
 
