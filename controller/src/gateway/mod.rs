@@ -42,7 +42,10 @@ use crate::{Error, Result};
 
 /// How long a client has to finish the TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most handshakes in progress at once; further connections are dropped.
+/// Most handshakes in progress at once. Further connections are not accepted until one
+/// ends: they wait in the kernel's listen backlog, so a fleet reconnecting all at once after
+/// a restart is paced instead of dropped (which would send every dropped agent into its
+/// backoff).
 const MAX_HANDSHAKES: usize = 256;
 /// Longest an enrollment call may take.
 const ENROLL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -102,6 +105,23 @@ async fn accept_loop(
 ) {
     let permits = Arc::new(Semaphore::new(MAX_HANDSHAKES));
     loop {
+        // A free handshake place first: past MAX_HANDSHAKES, connections wait in the backlog.
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                debug!(
+                    limit = MAX_HANDSHAKES,
+                    "TLS handshakes at the limit; new connections wait"
+                );
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                }
+            }
+        };
         let (tcp, remote) = tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -112,10 +132,6 @@ async fn accept_loop(
                     continue;
                 }
             },
-        };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            warn!(%remote, "too many TLS handshakes in progress; dropping a connection");
-            continue;
         };
         let (tls, enroll, link) = (tls.clone(), enroll.clone(), link.clone());
         tokio::spawn(async move {
