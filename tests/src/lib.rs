@@ -18,6 +18,7 @@ pub mod chat;
 mod controller;
 pub mod db;
 pub mod docker;
+pub mod fleet;
 pub mod in_process;
 pub mod model_server;
 mod process;
