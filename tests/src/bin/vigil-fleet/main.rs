@@ -2,6 +2,7 @@
 //! `vigil_tests::fleet` for how it works and `docs/fleet.md` for how to use it.
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -127,6 +128,7 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
