@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use rustls::ClientConfig;
+use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use vigil_agent::link::ControllerUrl;
 use vigil_agent::link::enroll::ENROLL_TIMEOUT;
@@ -34,8 +35,12 @@ const SAVE_EVERY: usize = 1_000;
 /// The version enrolled identities report.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "-fleet");
 
-/// The state with at least `options.agents` identities, enrolling the missing ones.
-pub async fn ensure(options: &FleetOptions) -> Result<FleetState> {
+/// The state with at least `options.agents` identities, enrolling the missing ones;
+/// `None` when `shutdown` came first (what was enrolled by then is saved).
+pub async fn ensure(
+    options: &FleetOptions,
+    shutdown: &CancellationToken,
+) -> Result<Option<FleetState>> {
     let loaded = FleetState::load(&options.state_dir)?;
     let have = loaded.as_ref().map_or(0, |s| s.identities.len());
     if have >= options.agents
@@ -46,7 +51,7 @@ pub async fn ensure(options: &FleetOptions) -> Result<FleetState> {
             wanted = options.agents,
             "the state directory holds enough identities; enrollment skipped"
         );
-        return Ok(state);
+        return Ok(Some(state));
     }
     let token = options.token.as_deref().ok_or_else(|| {
         Error::Usage(format!(
@@ -103,7 +108,16 @@ pub async fn ensure(options: &FleetOptions) -> Result<FleetState> {
                 enroll_one(&url, Arc::clone(&config), token.clone(), hostname)
             })
             .buffer_unordered(options.concurrency.max(1));
-        while let Some(result) = results.next().await {
+        loop {
+            let result = tokio::select! {
+                result = results.next() => result,
+                () = shutdown.cancelled() => {
+                    state.save(&options.state_dir)?;
+                    info!(enrolled = done, "stopped during enrollment; the identities so far are saved");
+                    return Ok(None);
+                }
+            };
+            let Some(result) = result else { break };
             let (identity, ca_pem) = result?;
             if state.ca_pem.is_empty() {
                 check_ca(&ca_pem, &pin)?;
@@ -126,7 +140,7 @@ pub async fn ensure(options: &FleetOptions) -> Result<FleetState> {
         seconds = started.elapsed().as_secs_f64(),
         "enrolled {done}/{missing}"
     );
-    Ok(state)
+    Ok(Some(state))
 }
 
 /// Fails unless the CA chain the controller returned holds the pinned CA.

@@ -66,7 +66,9 @@ pub struct FleetOptions {
 /// Enrolls what is missing, then keeps every stream up until `shutdown`.
 pub async fn run(options: FleetOptions, shutdown: CancellationToken) -> Result<()> {
     limits::raise_nofile(options.agents)?;
-    let state = enroll::ensure(&options).await?;
+    let Some(state) = enroll::ensure(&options, &shutdown).await? else {
+        return Ok(());
+    };
     let identities = state.identities(options.agents)?;
     let gateway: vigil_agent::link::ControllerUrl = match &options.gateway {
         Some(url) => url.parse()?,
