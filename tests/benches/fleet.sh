@@ -96,6 +96,7 @@ until grep -qx "connected $AGENTS/$AGENTS" "$work/fleet.out"; do
 done
 total_s="$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
 enroll_s="$(grep -m1 -o 'enrolled=[0-9]* seconds=[0-9.]*' "$work/fleet.log" | sed 's/.*seconds=//' || true)"
+if [[ -n "$enroll_s" ]]; then enroll_s="$(printf '%.1f' "$enroll_s")"; fi
 connect_s="$(grep -m1 'every stream is up' "$work/fleet.log" | sed 's/.*seconds=\([0-9.]*\).*/\1/')"
 
 "$fleet" measure --url "$url" --token "$token" --controller-pid "$ctl_pid" --fleet-pid "$fleet_pid" \

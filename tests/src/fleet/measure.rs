@@ -206,7 +206,7 @@ impl Report {
         }
         let before = self.controller_rss_before_kib.map_or("?".to_owned(), mib);
         line(format!(
-            "controller RSS: {before} before, {} connected, {} after the fan-outs (peak {})",
+            "controller RSS: {before} before, {} connected, {} after the list requests and fan-outs (peak {})",
             mib(self.controller_rss_kib),
             mib(self.controller_rss_end_kib),
             mib(self.controller_peak_rss_kib)
