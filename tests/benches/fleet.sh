@@ -84,6 +84,9 @@ token="$("$ctl" apitoken create --role admin --name fleet-bench --data-dir "$wor
 sleep 2
 rss_before="$(awk '/^VmRSS:/ { print $2 }' "/proc/$ctl_pid/status")"
 
+# Emptied here, before the simulator starts: a reused FLEET_DIR holds the last run's output.
+: >"$work/fleet.out"
+: >"$work/fleet.log"
 started="$(date +%s.%N)"
 "$fleet" --url "$url" --token "$token" --agents "$AGENTS" --state-dir "$work/state" \
   --concurrency "$CONCURRENCY" >"$work/fleet.out" 2>"$work/fleet.log" &
@@ -106,7 +109,7 @@ wait_connected 1
 total_s="$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
 enroll_s="$(grep -m1 -o 'enrolled=[0-9]* seconds=[0-9.]*' "$work/fleet.log" | sed 's/.*seconds=//' || true)"
 if [[ -n "$enroll_s" ]]; then enroll_s="$(printf '%.1f' "$enroll_s")"; fi
-connect_s="$(grep -m1 'every stream is up' "$work/fleet.log" | sed 's/.*seconds=\([0-9.]*\).*/\1/')"
+connect_s="$(grep -m1 'every stream is up' "$work/fleet.log" | sed 's/.*seconds=\([0-9.]*\).*/\1/' || true)"
 
 "$fleet" measure --url "$url" --token "$token" --controller-pid "$ctl_pid" --fleet-pid "$fleet_pid" \
   --agents "$AGENTS" --rss-before-kib "$rss_before" --connect-s "$connect_s" --idle-s "$IDLE_S" \

@@ -6,6 +6,9 @@
 //! Start at [`Controller::start`] and [`Agent::join`]; [`ScriptedModel`] is the model
 //! server the assistant suites point the controller at.
 //!
+//! [`fleet`] is the fleet simulator behind the `vigil-fleet` binary (`make fleet`), and
+//! [`FleetProcess`] runs it against a test controller.
+//!
 //! The controller's own tests use it too: [`in_process`] starts a controller inside the
 //! test process (`controller/tests`), and [`db`] gives each store test a private
 //! PostgreSQL schema (the controller's unit tests and `controller/tests`).
