@@ -115,7 +115,8 @@ connect_s="$(grep -m1 'every stream is up' "$work/fleet.log" | sed 's/.*seconds=
   --agents "$AGENTS" --rss-before-kib "$rss_before" --connect-s "$connect_s" --idle-s "$IDLE_S" \
   --list-requests "$LIST_REQUESTS" --fanouts "$FANOUTS" --json "$work/figures.json" \
   2>>"$work/fleet.log" | tee "$work/summary.txt"
-echo "enrollment: ${enroll_s:-skipped (identities reused)} s; from start to connected $AGENTS/$AGENTS: $total_s s"
+if [[ -n "$enroll_s" ]]; then enrolled="$enroll_s s"; else enrolled="skipped (identities reused)"; fi
+echo "enrollment: $enrolled; from start to connected $AGENTS/$AGENTS: $total_s s"
 dropped="$(grep -c 'too many TLS handshakes' "$work/controller.log" || true)"
 echo "gateway connections dropped at its handshake limit: $dropped"
 failed="$(grep -c 'streams failed or ended' "$work/fleet.log" || true)"
