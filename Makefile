@@ -9,6 +9,9 @@
 #   make eval    the assistant's scenario catalog (gates, approvals, prompt injections) against
 #                the scripted model, or a real one with VIGIL_EVAL_LLM_*; writes target/eval.json
 #   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz: cargo install cargo-fuzz)
+#   make fleet   FLEET_AGENTS simulated agents (default 1000, vigil-fleet) on a release
+#                controller: connect time, memory per agent, idle CPU, GET /api/agents
+#                latency, fan-out time and results lost (docs/fleet.md)
 #   make oracle  the write oracle on every read of the corpora: runs each command the
 #                classifier accepts as a read in a throw-away overlay root and fails on any
 #                write (needs root, overlayfs, util-linux; make test runs a sample of it)
@@ -29,7 +32,7 @@ SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) 
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
 
-.PHONY: all build run test lint fmt bench fuzz eval oracle
+.PHONY: all build run test lint fmt bench fuzz eval oracle fleet
 
 all: build
 
@@ -63,6 +66,10 @@ oracle:
 eval:
 	$(CARGO) build --workspace
 	$(CARGO) run -q -p vigil-tests --bin vigil-eval -- --out target/eval.json
+
+# The fleet benchmark: a release controller and FLEET_AGENTS simulated agents (docs/fleet.md).
+fleet:
+	CARGO=$(CARGO) tests/benches/fleet.sh
 
 # Benchmarks. Write the figures (machine, date, numbers) into BENCHMARKS.md.
 # More benches join this target as they are written.

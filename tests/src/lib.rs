@@ -6,6 +6,9 @@
 //! Start at [`Controller::start`] and [`Agent::join`]; [`ScriptedModel`] is the model
 //! server the assistant suites point the controller at.
 //!
+//! [`fleet`] is the fleet simulator behind the `vigil-fleet` binary (`make fleet`), and
+//! [`FleetProcess`] runs it against a test controller.
+//!
 //! The controller's own tests use it too: [`in_process`] starts a controller inside the
 //! test process (`controller/tests`), and [`db`] gives each store test a private
 //! PostgreSQL schema (the controller's unit tests and `controller/tests`).
@@ -18,6 +21,8 @@ pub mod chat;
 mod controller;
 pub mod db;
 pub mod docker;
+pub mod fleet;
+mod fleet_process;
 pub mod in_process;
 pub mod model_server;
 mod process;
@@ -26,6 +31,7 @@ mod tls;
 pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};
 pub use api::{Api, ExecOutcome, RawGrant, SseEvent};
 pub use controller::{Controller, ControllerOptions};
+pub use fleet_process::FleetProcess;
 pub use model_server::{Protocol, Reply, ScriptedModel};
 pub use process::{bin, free_port, processes_matching, wait_until};
 pub use tls::{Identity, foreign_client_config, gateway_handshake};
