@@ -53,6 +53,11 @@ impl Controller {
         c
     }
 
+    /// The controller's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.proc.as_ref().map(|p| p.child.id())
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         self.dir.path()
