@@ -16,6 +16,7 @@ pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
 
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
+use crate::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
 use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
@@ -38,6 +39,10 @@ pub const ENV_APPROVAL_TIMEOUT_S: &str = "VIGIL_APPROVAL_TIMEOUT_S";
 pub const ENV_SESSION_TOKEN_BUDGET: &str = "VIGIL_SESSION_TOKEN_BUDGET";
 /// Default token budget of a chat session (input plus output tokens).
 pub const DEFAULT_SESSION_TOKEN_BUDGET: u64 = 2_000_000;
+/// Environment variable for `--fanout-concurrency`.
+pub const ENV_FANOUT_CONCURRENCY: &str = "VIGIL_FANOUT_CONCURRENCY";
+/// Largest `--fanout-concurrency`.
+pub const MAX_FANOUT_CONCURRENCY: usize = 65_536;
 /// Environment variable for `--control-level`.
 pub const ENV_CONTROL_LEVEL: &str = "VIGIL_CONTROL_LEVEL";
 /// Environment variable for `--http-tls`.
@@ -121,6 +126,8 @@ pub struct Config {
     pub control_level: ControlLevel,
     /// Tokens (input plus output) a chat session may use; 0 for no limit.
     pub session_token_budget: u64,
+    /// Targets one fan-out (`POST /api/exec/fanout`) has in flight at once.
+    pub fanout_concurrency: usize,
     /// Whether `POST /api/raw-exec` exists.
     pub raw_exec: bool,
     /// TLS on the HTTP API, if any.
@@ -264,6 +271,7 @@ impl Config {
             approval_timeout_s: DEFAULT_APPROVAL_TIMEOUT_S,
             control_level: ControlLevel::default(),
             session_token_budget: DEFAULT_SESSION_TOKEN_BUDGET,
+            fanout_concurrency: DEFAULT_FANOUT_CONCURRENCY,
             raw_exec: false,
             http_tls: None,
             install_trust_system_roots: false,
@@ -324,6 +332,15 @@ impl Config {
         if !(5..=86_400).contains(&approval_timeout_s) {
             return Err(Error::Config(format!(
                 "--approval-timeout-s {approval_timeout_s} must be between 5 and 86400"
+            )));
+        }
+        let fanout_concurrency = args
+            .fanout_concurrency
+            .or(file.fanout_concurrency)
+            .unwrap_or(DEFAULT_FANOUT_CONCURRENCY);
+        if !(1..=MAX_FANOUT_CONCURRENCY).contains(&fanout_concurrency) {
+            return Err(Error::Config(format!(
+                "--fanout-concurrency {fanout_concurrency} must be between 1 and {MAX_FANOUT_CONCURRENCY}"
             )));
         }
         let control_level = match args.control_level.or(file.control_level) {
@@ -395,6 +412,7 @@ impl Config {
                 .session_token_budget
                 .or(file.session_token_budget)
                 .unwrap_or(DEFAULT_SESSION_TOKEN_BUDGET),
+            fanout_concurrency,
             raw_exec: args.test_raw_exec,
             http_tls,
             install_trust_system_roots: args

@@ -18,6 +18,7 @@ pub struct FileConfig {
     pub approval_timeout_s: Option<u64>,
     pub control_level: Option<String>,
     pub session_token_budget: Option<u64>,
+    pub fanout_concurrency: Option<usize>,
     pub http_tls: Option<bool>,
     pub http_cert: Option<PathBuf>,
     pub http_key: Option<PathBuf>,
