@@ -120,16 +120,25 @@ async fn all_reaches_every_agent_and_a_dead_slow_or_refusing_one_does_not_stall_
         "{answer}"
     );
     let results = &answer["results"];
-    let hosts: Vec<&str> = results
+    let listed: Vec<Value> = f
+        .ctrl
+        .api(reqwest::Method::GET, "/api/agents")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed: Vec<&Value> = listed.iter().map(|a| &a["id"]).collect();
+    let answered: Vec<&Value> = results
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["host"].as_str().unwrap())
+        .map(|r| &r["agent"])
         .collect();
     assert_eq!(
-        hosts,
-        ["web1", "web2", "slow", "picky", "dead"],
-        "selection order"
+        answered, listed,
+        "results come in selection order: the agent list's"
     );
 
     let web1 = by_host(results, "web1");
@@ -399,5 +408,67 @@ async fn a_client_that_leaves_cancels_the_commands_on_the_agents() {
         rows[0]["outcome"],
         "cancelled (2 targets: 1 ok, 0 failed, 0 refused, 0 offline)"
     );
+    f.ctrl.stop().await;
+}
+
+/// Runs `vigil-controller ARGS` against `ctrl`; answers (exit code, stdout, stderr).
+async fn cli(ctrl: &TestController, args: &[&str]) -> (i32, String, String) {
+    let output = tokio::process::Command::new(vigil_tests::bin("vigil-controller"))
+        .arg("exec")
+        .args(["--url", &ctrl.http_url()])
+        .args(args)
+        .env("VIGIL_TOKEN", &ctrl.admin_token)
+        .output()
+        .await
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_prints_a_table_per_host_and_exits_by_the_summary() {
+    let f = fleet().await;
+    let (code, out, err) = cli(&f.ctrl, &["--all", "--timeout-s", "1", "--", "uptime"]).await;
+    assert_eq!(code, 1, "some targets did not succeed: {out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("HOST"), "{out}");
+    assert_eq!(lines.len(), 7, "header, five hosts, summary: {out}");
+    let row = |host: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(host))
+            .unwrap_or_else(|| panic!("no row for {host}: {out}"))
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>()
+    };
+    let web1 = row("web1");
+    assert_eq!(
+        (web1[1], web1[2], web1[3], web1[5]),
+        (f.web1.id.as_str(), "ok", "0", "hello")
+    );
+    assert!(row("slow")[5].starts_with("TIMEOUT:"), "{out}");
+    assert!(row("picky")[5].starts_with("POLICY_BLOCKED:"), "{out}");
+    assert_eq!(row("dead")[2], "offline");
+    assert!(
+        lines[6].starts_with("5 targets: 2 ok, 1 failed, 1 refused, 1 offline ("),
+        "{out}"
+    );
+
+    let (code, out, _) = cli(&f.ctrl, &["--label", "env=dev", "--json", "--", "uptime"]).await;
+    assert_eq!(code, 0, "every selected target succeeded: {out}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["summary"]["targets"], 1);
+    assert_eq!(answer["results"][0]["host"], "web2");
+
+    let (code, _, err) = cli(&f.ctrl, &["--all", "--", "rm", "-rf", "/tmp/x"]).await;
+    assert_eq!(code, 2, "a refused request: {err}");
+    assert!(err.contains("POLICY_BLOCKED"), "{err}");
+    let (code, _, err) = cli(&f.ctrl, &["--label", "env", "--", "uptime"]).await;
+    assert_eq!(code, 2, "a malformed label: {err}");
     f.ctrl.stop().await;
 }
