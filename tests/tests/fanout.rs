@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use vigil_controller::cli::sse::{SseEvent, SseParser};
+use vigil_controller::config::Config;
+use vigil_controller::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
 use vigil_tests::in_process::TestController;
 use vigil_tests::in_process::fake_agent::{FleetAgent, Script, join};
 use vigil_tests::wait_until;
@@ -25,7 +27,15 @@ struct Fleet {
 }
 
 async fn fleet() -> Fleet {
-    let ctrl = TestController::start(false, Duration::from_secs(10)).await;
+    fleet_with(DEFAULT_FANOUT_CONCURRENCY).await
+}
+
+async fn fleet_with(fanout_concurrency: usize) -> Fleet {
+    let ctrl = TestController::start_with(|config| Config {
+        fanout_concurrency,
+        ..config
+    })
+    .await;
     let prod = [("env", "prod")];
     let web1 = join(&ctrl, "web1", &prod, Some(Script::ByCommand)).await;
     let web2 = join(&ctrl, "web2", &[("env", "dev")], Some(Script::ByCommand)).await;
@@ -470,5 +480,26 @@ async fn the_cli_prints_a_table_per_host_and_exits_by_the_summary() {
     assert!(err.contains("POLICY_BLOCKED"), "{err}");
     let (code, _, err) = cli(&f.ctrl, &["--label", "env", "--", "uptime"]).await;
     assert_eq!(code, 2, "a malformed label: {err}");
+    f.ctrl.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrency_is_bounded_by_the_serve_setting() {
+    // One target in flight at a time: web1 waits for the slow agent's deadline, so it ends
+    // after it (with the default of 512 it ends first, as the test above shows).
+    let f = fleet_with(1).await;
+    let body = json!({"targets": [f.slow.id, f.web1.id], "command": "uptime", "timeout_s": 1});
+    let events = fanout_events(&f.ctrl, body).await;
+    let hosts: Vec<String> = events
+        .iter()
+        .filter(|e| e.event == "result")
+        .map(|e| {
+            serde_json::from_str::<Value>(&e.data).unwrap()["host"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(hosts, ["slow", "web1"]);
     f.ctrl.stop().await;
 }

@@ -47,7 +47,7 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
     };
     let agent = route.agent;
     let started = Instant::now();
-    let elapsed = |started: Instant| duration_ms(started.elapsed());
+    let elapsed = || duration_ms(started.elapsed());
     if context.sessions.get(agent).is_none() {
         let error = Error::AgentOffline(agent);
         return TargetResult::error(index, name, Some(agent.to_string()), host, &error, false, 0);
@@ -66,7 +66,7 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
         Ok(stream) => stream,
         Err(error) => {
             let agent = Some(agent.to_string());
-            return TargetResult::error(index, name, agent, host, &error, false, elapsed(started));
+            return TargetResult::error(index, name, agent, host, &error, false, elapsed());
         }
     };
     let deadline = started + Duration::from_secs(u64::from(context.timeout_s)) + FANOUT_GRACE;
@@ -100,7 +100,7 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
         }
         Err(error) => {
             tracing::debug!(%agent, code = error.api_code(), "a fan-out target failed");
-            TargetResult::error(index, name, agent_id, host, &error, true, elapsed(started))
+            TargetResult::error(index, name, agent_id, host, &error, true, elapsed())
         }
     }
 }
