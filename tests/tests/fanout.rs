@@ -2,7 +2,8 @@
 //! real mutual-TLS streams: a fleet with an answering, a hanging (slow), a refusing and an
 //! enrolled-but-offline agent; the JSON and event-stream forms; label and id selection; a
 //! write refused once for the whole request with nothing sent; a client that leaves
-//! cancelling the commands on the agents; and exactly one audit row per request.
+//! cancelling the commands on the agents (events or JSON); the concurrency bound; the CLI;
+//! and exactly one audit row per request.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -501,5 +502,30 @@ async fn concurrency_is_bounded_by_the_serve_setting() {
         })
         .collect();
     assert_eq!(hosts, ["slow", "web1"]);
+    f.ctrl.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_client_that_leaves_cancels_too() {
+    let mut f = fleet().await;
+    let body = json!({"targets": [f.slow.id], "command": "uptime", "timeout_s": 60});
+    let request = f
+        .ctrl
+        .api(reqwest::Method::POST, "/api/exec/fanout")
+        .header("accept", "application/json")
+        .json(&body)
+        .send();
+    let waiting = tokio::spawn(request);
+    assert_eq!(f.slow.commands.recv().await.unwrap(), "uptime");
+    waiting.abort();
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), f.slow.cancels.recv())
+        .await
+        .expect("the command is cancelled when the JSON client leaves");
+    assert!(cancelled.is_some());
+    let rows = fanout_rows(&f.ctrl, 1).await;
+    assert_eq!(
+        rows[0]["outcome"],
+        "cancelled (1 targets: 0 ok, 0 failed, 0 refused, 0 offline)"
+    );
     f.ctrl.stop().await;
 }
