@@ -10,13 +10,16 @@ use std::time::Duration;
 use tokio::time::Instant;
 use vigil_proto::agent::v1::{ExecMode, ExecRequest, exec_event};
 
-use super::outcome::{TargetResult, TargetStatus};
+use super::outcome::{TargetError, TargetResult, TargetStatus};
 use super::select::{Plan, Target};
 use super::{FANOUT_GRACE, FANOUT_OUTPUT_CAP};
 use crate::exec::ExecExit;
 use crate::gateway::convert::target_to_proto;
 use crate::gateway::{Dispatcher, ExecStream, Sessions};
 use crate::{Error, Result};
+
+/// The signal the agent's timer kills with.
+const SIGKILL: i32 = 9;
 
 /// What every target of one fan-out shares.
 #[derive(Debug)]
@@ -94,7 +97,7 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
                 stderr: output.stderr.text(),
                 truncated,
                 duration_ms: exit.duration_ms,
-                error: None,
+                error: killed_at_timeout(&exit, context.timeout_s),
                 index,
             }
         }
@@ -103,6 +106,14 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
             TargetResult::error(index, name, agent_id, host, &error, true, elapsed())
         }
     }
+}
+
+/// `TIMEOUT` for a command the agent killed at its timer (it reports SIGKILL after at
+/// least `timeout_s`); `None` for any other end.
+fn killed_at_timeout(exit: &ExecExit, timeout_s: u32) -> Option<TargetError> {
+    let killed = exit.exit_code.is_none() && exit.signal == Some(SIGKILL);
+    (killed && exit.duration_ms >= u64::from(timeout_s) * 1000)
+        .then(|| TargetError::from(&Error::ExecTimeout(u64::from(timeout_s))))
 }
 
 fn duration_ms(elapsed: Duration) -> u64 {
@@ -184,6 +195,25 @@ mod tests {
         let text = capped.text();
         assert_eq!(text.len(), FANOUT_OUTPUT_CAP - 1, "the split € is dropped");
         assert!(text.bytes().all(|b| b == b'x'));
+    }
+
+    #[test]
+    fn a_kill_at_the_timeout_is_a_timeout() {
+        let exit = |exit_code, signal, duration_ms| ExecExit {
+            exit_code,
+            signal,
+            truncated: false,
+            duration_ms,
+        };
+        let timeout = killed_at_timeout(&exit(None, Some(9), 5_002), 5).unwrap();
+        assert_eq!(timeout.code, "TIMEOUT");
+        assert!(timeout.message.contains("5 s"), "{}", timeout.message);
+        assert!(
+            killed_at_timeout(&exit(None, Some(9), 1_000), 5).is_none(),
+            "killed early: by someone else"
+        );
+        assert!(killed_at_timeout(&exit(None, Some(15), 9_000), 5).is_none());
+        assert!(killed_at_timeout(&exit(Some(1), None, 9_000), 5).is_none());
     }
 
     #[test]
