@@ -479,6 +479,12 @@ async fn the_cli_prints_a_table_per_host_and_exits_by_the_summary() {
     let (code, _, err) = cli(&f.ctrl, &["--all", "--", "rm", "-rf", "/tmp/x"]).await;
     assert_eq!(code, 2, "a refused request: {err}");
     assert!(err.contains("POLICY_BLOCKED"), "{err}");
+    let (code, out, err) = cli(&f.ctrl, &["--target", &f.web1.id, "--", "uptime"]).await;
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "hello\n", "warn"),
+        "one agent id streams like --agent"
+    );
     let (code, _, err) = cli(&f.ctrl, &["--label", "env", "--", "uptime"]).await;
     assert_eq!(code, 2, "a malformed label: {err}");
     f.ctrl.stop().await;

@@ -30,8 +30,8 @@ pub struct ExecArgs {
     pub agent: Option<String>,
     /// With --agent: host (default), lxc:ID, vm:ID, docker:NAME, lxc:ID/docker:NAME,
     /// pod:NS/NAME[/CONTAINER]. Without: a resource id from `GET /api/resources`, such as
-    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e. Without --agent it may be
-    /// repeated, and may name agents by id: the command then fans out to every target.
+    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e, or an agent id (its host).
+    /// Without --agent it may be repeated: the command then fans out to every target.
     #[arg(long, value_name = "TARGET")]
     pub target: Vec<String>,
     /// Fan out to every enrolled agent's host (POST /api/exec/fanout): prints a table of
@@ -102,9 +102,16 @@ pub fn run(args: ExecArgs) -> Result<u8> {
 
 async fn stream(args: &ExecArgs) -> Result<u8> {
     let client = ApiClient::new(&args.client)?;
+    // A lone --target that is an agent id means that agent's host.
+    let (agent, target) = match (&args.agent, args.target.first()) {
+        (None, Some(id)) if id.trim().parse::<vigil_shared::ids::AgentId>().is_ok() => {
+            (Some(id.trim()), None)
+        }
+        (agent, target) => (agent.as_deref(), target.map(String::as_str)),
+    };
     let body = json!({
-        "agent": args.agent,
-        "target": args.target.first(),
+        "agent": agent,
+        "target": target,
         "command": args.shell_command(),
         "timeout_s": args.timeout_s,
     });
