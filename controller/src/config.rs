@@ -17,6 +17,7 @@ use file::{FileConfig, LlmFileConfig};
 
 use crate::api::rate::{DEFAULT_CHAT_PER_S, DEFAULT_EXEC_PER_S, DEFAULT_FANOUT_PER_S, RateConfig};
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
+use crate::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
 use crate::gateway::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
@@ -50,6 +51,10 @@ pub const ENV_RATE_CHAT_PER_S: &str = "VIGIL_RATE_CHAT_PER_S";
 pub const ENV_SESSION_TOKEN_BUDGET: &str = "VIGIL_SESSION_TOKEN_BUDGET";
 /// Default token budget of a chat session (input plus output tokens).
 pub const DEFAULT_SESSION_TOKEN_BUDGET: u64 = 2_000_000;
+/// Environment variable for `--fanout-concurrency`.
+pub const ENV_FANOUT_CONCURRENCY: &str = "VIGIL_FANOUT_CONCURRENCY";
+/// Largest `--fanout-concurrency`.
+pub const MAX_FANOUT_CONCURRENCY: usize = 65_536;
 /// Environment variable for `--control-level`.
 pub const ENV_CONTROL_LEVEL: &str = "VIGIL_CONTROL_LEVEL";
 /// Environment variable for `--http-tls`.
@@ -137,6 +142,8 @@ pub struct Config {
     pub control_level: ControlLevel,
     /// Tokens (input plus output) a chat session may use; 0 for no limit.
     pub session_token_budget: u64,
+    /// Targets one fan-out (`POST /api/exec/fanout`) has in flight at once.
+    pub fanout_concurrency: usize,
     /// Whether `POST /api/raw-exec` exists.
     pub raw_exec: bool,
     /// TLS on the HTTP API, if any.
@@ -282,6 +289,7 @@ impl Config {
             rate: RateConfig::default(),
             control_level: ControlLevel::default(),
             session_token_budget: DEFAULT_SESSION_TOKEN_BUDGET,
+            fanout_concurrency: DEFAULT_FANOUT_CONCURRENCY,
             raw_exec: false,
             http_tls: None,
             install_trust_system_roots: false,
@@ -364,6 +372,15 @@ impl Config {
             return Err(Error::Config(format!(
                 "--agent-queue {} must be at most 100000",
                 agent_queue.bound
+            )));
+        }
+        let fanout_concurrency = args
+            .fanout_concurrency
+            .or(file.fanout_concurrency)
+            .unwrap_or(DEFAULT_FANOUT_CONCURRENCY);
+        if !(1..=MAX_FANOUT_CONCURRENCY).contains(&fanout_concurrency) {
+            return Err(Error::Config(format!(
+                "--fanout-concurrency {fanout_concurrency} must be between 1 and {MAX_FANOUT_CONCURRENCY}"
             )));
         }
         let control_level = match args.control_level.or(file.control_level) {
@@ -450,6 +467,7 @@ impl Config {
                 .session_token_budget
                 .or(file.session_token_budget)
                 .unwrap_or(DEFAULT_SESSION_TOKEN_BUDGET),
+            fanout_concurrency,
             raw_exec: args.test_raw_exec,
             http_tls,
             install_trust_system_roots: args

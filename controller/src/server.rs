@@ -90,7 +90,8 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         agents.clone(),
         Dispatcher::new(agents.clone()),
         metrics.clone(),
-    );
+    )
+    .with_fanout_concurrency(config.fanout_concurrency);
     let approvals = Approvals::new(exec.clone(), pki.clone(), config.approval_timeout_s);
     approvals.recover().await?;
     let provider = match &config.llm {

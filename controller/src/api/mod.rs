@@ -1,6 +1,6 @@
 //! The HTTP API (axum): bearer authentication ([`auth`]), a span per request
 //! ([`request_span`]), JSON bodies with a size limit ([`json_body`]), the agent routes
-//! ([`agents`]) and remote execution ([`exec`], [`raw_exec`], [`exec_output`]). Every
+//! ([`agents`]) and remote execution ([`exec`], [`fanout`], [`raw_exec`], [`exec_output`]). Every
 //! error is an [`Error`](crate::Error) rendered as `{"error":{code,message,details}}`.
 //! Approvals ([`approvals`]), the audit log ([`audit`]), readiness and metrics
 //! ([`metrics`]) complete it; [`router`] puts each route in a group by the role it needs.
@@ -12,6 +12,7 @@ pub mod auth;
 pub mod chat;
 pub mod exec;
 pub mod exec_output;
+pub mod fanout;
 pub mod grpc_chat;
 pub mod install;
 pub mod join_tokens;
@@ -86,6 +87,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route(
             "/api/exec",
             post(exec::exec).route_layer(limited(rate::Class::Exec)),
+        )
+        .route(
+            "/api/exec/fanout",
+            post(fanout::fanout).route_layer(limited(rate::Class::Fanout)),
         )
         .route("/api/resources", get(resources::list))
         .route("/api/resources/{id}", get(resources::get))

@@ -3,7 +3,8 @@
 //! read-only command through the controller's API and streams its output to this
 //! terminal's stdout and stderr as it arrives. The exit code is the command's (128+N for
 //! signal N); a refusal prints its reasons and rewrite and exits 2. With `--write` the
-//! command is requested through an approval instead ([`super::exec_write`]).
+//! command is requested through an approval instead ([`super::exec_write`]). With `--all`,
+//! `--label K=V` or several `--target`s it fans out ([`super::exec_fanout`]).
 
 use std::io::Write;
 
@@ -24,13 +25,31 @@ pub struct ExecArgs {
     pub client: ClientArgs,
     /// The agent's id. Without it, --target must be a resource id and the controller
     /// routes the command along the resource's chain.
-    #[arg(long, value_name = "ID", required_unless_present = "target")]
+    #[arg(long, value_name = "ID", required_unless_present_any = ["target", "all", "labels"],
+          conflicts_with_all = ["all", "labels", "json"])]
     pub agent: Option<String>,
     /// With --agent: host (default), lxc:ID, vm:ID, docker:NAME, lxc:ID/docker:NAME,
     /// pod:NS/NAME[/CONTAINER]. Without: a resource id from `GET /api/resources`, such as
-    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e.
+    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e, or an agent id (its host).
+    /// Without --agent it may be repeated: the command then fans out to every target.
     #[arg(long, value_name = "TARGET")]
-    pub target: Option<String>,
+    pub target: Vec<String>,
+    /// Fan out to every enrolled agent's host (POST /api/exec/fanout): prints a table of
+    /// the results and a summary; exits 1 when any target failed, was refused or offline.
+    #[arg(long, conflicts_with = "write")]
+    pub all: bool,
+    /// Fan out to the agents whose join-token labels include KEY=VALUE (repeatable: every
+    /// pair must match; with --target or --all it narrows them).
+    #[arg(
+        long = "label",
+        id = "labels",
+        value_name = "KEY=VALUE",
+        conflicts_with = "write"
+    )]
+    pub labels: Vec<String>,
+    /// Fan-out: print the API's JSON answer ({results, summary}) instead of the table.
+    #[arg(long, conflicts_with = "write")]
+    pub json: bool,
     /// Timeout in seconds (default 30, at most 300).
     #[arg(long, value_name = "N")]
     pub timeout_s: Option<u32>,
@@ -54,8 +73,15 @@ impl ExecArgs {
 /// Runs `exec`; returns the exit code.
 pub fn run(args: ExecArgs) -> Result<u8> {
     super::client_runtime()?.block_on(async {
+        if args.target.len() > 1 && (args.agent.is_some() || args.write) {
+            return Err(Error::InvalidInput(
+                "several --target flags fan out a read: not with --agent or --write".into(),
+            ));
+        }
         let result = if args.write {
             super::exec_write::request(&args).await
+        } else if super::exec_fanout::wanted(&args) {
+            super::exec_fanout::run(&args).await
         } else {
             stream(&args).await
         };
@@ -76,9 +102,16 @@ pub fn run(args: ExecArgs) -> Result<u8> {
 
 async fn stream(args: &ExecArgs) -> Result<u8> {
     let client = ApiClient::new(&args.client)?;
+    // A lone --target that is an agent id means that agent's host.
+    let (agent, target) = match (&args.agent, args.target.first()) {
+        (None, Some(id)) if id.trim().parse::<vigil_shared::ids::AgentId>().is_ok() => {
+            (Some(id.trim()), None)
+        }
+        (agent, target) => (agent.as_deref(), target.map(String::as_str)),
+    };
     let body = json!({
-        "agent": args.agent,
-        "target": args.target,
+        "agent": agent,
+        "target": target,
         "command": args.shell_command(),
         "timeout_s": args.timeout_s,
     });

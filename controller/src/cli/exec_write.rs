@@ -21,7 +21,7 @@ pub async fn request(args: &ExecArgs) -> Result<u8> {
     let client = ApiClient::new(&args.client)?;
     let body = json!({
         "agent": args.agent,
-        "target": args.target,
+        "target": args.target.first(),
         "command": args.shell_command(),
         "timeout_s": args.timeout_s,
     });

@@ -14,6 +14,7 @@ pub mod ca;
 pub mod chat;
 pub mod client;
 pub mod exec;
+pub mod exec_fanout;
 pub mod exec_write;
 pub mod policy;
 pub mod resources;
@@ -28,7 +29,9 @@ use crate::{Error, Result};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 a failure of files, database or network; 2 bad usage or a refusal.
-`exec` exits with the remote command's exit code (128+N when signal N ended it). `chat`
+`exec` exits with the remote command's exit code (128+N when signal N ended it); a fan-out
+(`exec --all`, `--label`, several `--target`) exits 0 when every target exited 0, 1 when any
+failed, was refused or was offline. `chat`
 exits 1 when its turn sent an error event, 130 on Ctrl-C (see `chat --help`).
 
 Environment: VIGIL_DATA_DIR and VIGIL_DATABASE_URL (serve and the state subcommands), VIGIL_CONFIG
@@ -76,9 +79,9 @@ pub enum Command {
     /// List, approve or deny the writes waiting for a person (through the running
     /// controller's API; deciding needs an operator token).
     Approvals(approvals::ApprovalsArgs),
-    /// Run a read-only command on an agent or in a resource, or with --write request a
-    /// write through an approval and wait for its decision (through the running
-    /// controller's API).
+    /// Run a read-only command on an agent or in a resource, on many at once (--all,
+    /// --label K=V, several --target), or with --write request a write through an approval
+    /// and wait for its decision (through the running controller's API).
     Exec(exec::ExecArgs),
     /// Chat with the assistant in this terminal: interactive, or one message with -m
     /// (through the running controller's API).

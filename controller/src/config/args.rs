@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// its turns stop with BUDGET_EXCEEDED (default 2000000; 0 for no limit).
     #[arg(long, env = ENV_SESSION_TOKEN_BUDGET, value_name = "TOKENS")]
     pub session_token_budget: Option<u64>,
+    /// [key fanout_concurrency] Targets one fan-out (POST /api/exec/fanout, `exec --all`)
+    /// has in flight at once (1-65536, default 512); the rest wait for a free slot.
+    #[arg(long, env = ENV_FANOUT_CONCURRENCY, value_name = "N")]
+    pub fanout_concurrency: Option<usize>,
     /// [key http_tls] Serve the HTTP API over TLS, with a certificate from the controller's
     /// CA (or --http-cert/--http-key); install lines then pin its public key.
     #[arg(long, env = ENV_HTTP_TLS, num_args = 0..=1, require_equals = true,

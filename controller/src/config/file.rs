@@ -23,6 +23,7 @@ pub struct FileConfig {
     pub rate_chat_per_s: Option<u32>,
     pub control_level: Option<String>,
     pub session_token_budget: Option<u64>,
+    pub fanout_concurrency: Option<usize>,
     pub http_tls: Option<bool>,
     pub http_cert: Option<PathBuf>,
     pub http_key: Option<PathBuf>,

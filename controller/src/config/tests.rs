@@ -186,3 +186,22 @@ fn llm_flags_beat_the_llm_table_and_base_urls_default_per_provider() {
     assert_eq!(llm.api_key.as_deref(), Some("from-flag"));
     assert!(FileConfig::parse("[llm]\nmodle = \"x\"").is_err());
 }
+
+#[test]
+fn fanout_concurrency_defaults_layers_and_is_bounded() {
+    let config = Config::from_layers(args(), FileConfig::default()).unwrap();
+    assert_eq!(config.fanout_concurrency, DEFAULT_FANOUT_CONCURRENCY);
+    let file = FileConfig::parse("fanout_concurrency = 64").unwrap();
+    let config = Config::from_layers(args(), file.clone()).unwrap();
+    assert_eq!(config.fanout_concurrency, 64);
+    let mut flag = args();
+    flag.fanout_concurrency = Some(2048);
+    assert_eq!(
+        Config::from_layers(flag, file).unwrap().fanout_concurrency,
+        2048,
+        "the flag beats the file"
+    );
+    let mut bad = args();
+    bad.fanout_concurrency = Some(0);
+    assert!(error_of(bad, FileConfig::default()).contains("--fanout-concurrency"));
+}

@@ -3,7 +3,9 @@
 //! (an explicit agent and target, or along a resource's chain), [`ExecService::refuse`]
 //! audits a refusal, and [`ExecService::start`] sends a READ, or a WRITE with its signed
 //! grant, to the agent with an audit trail that is written when the command ends.
+//! [`ExecService::fanout`] sends one read to many targets ([`fanout`]).
 
+pub mod fanout;
 mod route;
 mod running;
 mod trail;
@@ -61,6 +63,7 @@ pub struct ExecService {
     agents: Agents,
     dispatcher: Dispatcher,
     metrics: Arc<Metrics>,
+    fanout_concurrency: usize,
 }
 
 impl ExecService {
@@ -70,7 +73,14 @@ impl ExecService {
             agents,
             dispatcher,
             metrics,
+            fanout_concurrency: fanout::DEFAULT_FANOUT_CONCURRENCY,
         }
+    }
+
+    /// The same service with at most `limit` targets of a fan-out in flight at once.
+    pub fn with_fanout_concurrency(mut self, limit: usize) -> Self {
+        self.fanout_concurrency = limit.max(1);
+        self
     }
 
     /// The agent registry.

@@ -1,7 +1,10 @@
 //! A scripted agent on a real AgentLink stream. It answers commands by their text:
 //! `refuse` → `Rejected{POLICY_BLOCKED}`; `hang` → started, then nothing; `exit3` → exit
 //! code 3; `killed` → signal 9; anything else prints `hello\n` (in two chunks) and `warn`
-//! on stderr and exits 0. Cancels it receives are reported on a channel.
+//! on stderr and exits 0. Cancels it receives are reported on a channel. A [`Script`]
+//! other than `ByCommand` makes one agent of a fleet hang or refuse whatever it gets
+//! (fan-out sends every agent the same command); [`join`] enrolls and connects one such
+//! agent with its own host name and labels.
 
 use std::time::Duration;
 
@@ -40,8 +43,38 @@ fn finished(status: finished::Status) -> exec_event::Kind {
     })
 }
 
+/// How a scripted agent answers commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    /// By the command's text (see the module documentation).
+    ByCommand,
+    /// Started, then nothing, whatever the command.
+    Hang,
+    /// `Rejected{POLICY_BLOCKED}`, whatever the command.
+    Refuse,
+}
+
+/// What a scripted agent reports to its test.
+#[derive(Debug, Clone)]
+pub struct Reports {
+    /// The request id of every cancel it receives.
+    pub cancels: mpsc::UnboundedSender<String>,
+    /// The command of every request it receives.
+    pub commands: Option<mpsc::UnboundedSender<String>>,
+}
+
 /// Expects the HelloAck, then answers every command (see the module documentation).
-pub async fn respond(mut agent: FakeAgent, cancels: mpsc::UnboundedSender<String>) {
+pub async fn respond(agent: FakeAgent, cancels: mpsc::UnboundedSender<String>) {
+    let reports = Reports {
+        cancels,
+        commands: None,
+    };
+    respond_with(agent, Script::ByCommand, reports).await;
+}
+
+/// Expects the HelloAck, then answers every command as `script` says.
+pub async fn respond_with(mut agent: FakeAgent, script: Script, reports: Reports) {
+    let cancels = reports.cancels;
     let ack = agent.recv().await.unwrap().unwrap();
     assert!(
         matches!(ack.kind, Some(controller_message::Kind::HelloAck(_))),
@@ -50,7 +83,14 @@ pub async fn respond(mut agent: FakeAgent, cancels: mpsc::UnboundedSender<String
     while let Ok(Some(message)) = agent.inbound.message().await {
         match message.kind {
             Some(controller_message::Kind::ExecRequest(request)) => {
-                let command = request.command.clone();
+                let command = match script {
+                    Script::ByCommand => request.command.clone(),
+                    Script::Hang => "hang".to_owned(),
+                    Script::Refuse => "refuse".to_owned(),
+                };
+                if let Some(commands) = &reports.commands {
+                    let _ = commands.send(request.command.clone());
+                }
                 let event = |kind| {
                     agent_message::Kind::ExecEvent(ExecEvent {
                         request_id: request.request_id.clone(),
@@ -95,6 +135,50 @@ pub async fn respond(mut agent: FakeAgent, cancels: mpsc::UnboundedSender<String
             }
             _ => {}
         }
+    }
+}
+
+/// One scripted agent of a fleet: its id and what it reports.
+#[derive(Debug)]
+pub struct FleetAgent {
+    /// The agent's id.
+    pub id: String,
+    /// The request ids of the cancels it received.
+    pub cancels: mpsc::UnboundedReceiver<String>,
+    /// The commands it received.
+    pub commands: mpsc::UnboundedReceiver<String>,
+}
+
+/// Enrolls an agent with a one-use token carrying `labels`; with a script, connects it
+/// as `hostname` and waits until the API shows it connected. Without one it stays
+/// enrolled and offline.
+pub async fn join(
+    ctrl: &TestController,
+    hostname: &str,
+    labels: &[(&str, &str)],
+    script: Option<Script>,
+) -> FleetAgent {
+    let token = ctrl.token(1, 3600, labels).await;
+    let agent = enroll(ctrl, &token, hostname, "").await.unwrap();
+    let (cancel_tx, cancels) = mpsc::unbounded_channel();
+    let (command_tx, commands) = mpsc::unbounded_channel();
+    if let Some(script) = script {
+        let mut first = hello(&agent.id, false);
+        if let Some(agent_message::Kind::Hello(hello)) = &mut first.kind {
+            hostname.clone_into(&mut hello.hostname);
+        }
+        let stream = connect(ctrl, &agent, first).await.unwrap();
+        let reports = Reports {
+            cancels: cancel_tx,
+            commands: Some(command_tx),
+        };
+        tokio::spawn(respond_with(stream, script, reports));
+        assert!(wait_until(Duration::from_secs(5), || connected(ctrl, &agent.id)).await);
+    }
+    FleetAgent {
+        id: agent.id,
+        cancels,
+        commands,
     }
 }
 

@@ -28,12 +28,19 @@ pub struct TestController {
 impl TestController {
     /// Starts a controller on ephemeral loopback ports.
     pub async fn start(raw_exec: bool, heartbeat: Duration) -> TestController {
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config {
+        Self::start_with(|config| Config {
             heartbeat,
             raw_exec,
-            ..Config::local(dir.path().join("data"))
-        };
+            ..config
+        })
+        .await
+    }
+
+    /// Starts a controller on ephemeral loopback ports with the configuration `adjust`
+    /// makes of the local defaults.
+    pub async fn start_with(adjust: impl FnOnce(Config) -> Config) -> TestController {
+        let dir = tempfile::tempdir().unwrap();
+        let config = adjust(Config::local(dir.path().join("data")));
         let running = server::start(&config).await.unwrap();
         let admin_token = std::fs::read_to_string(dir.path().join("data/admin.token"))
             .unwrap()
