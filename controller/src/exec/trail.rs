@@ -16,6 +16,8 @@ pub struct ExecTrail {
     entry: Entry,
     started: Instant,
     bytes: i64,
+    /// The agent said the command started.
+    began: bool,
 }
 
 impl ExecTrail {
@@ -39,6 +41,7 @@ impl ExecTrail {
             entry,
             started: Instant::now(),
             bytes: 0,
+            began: false,
         }
     }
 
@@ -69,13 +72,22 @@ impl ExecTrail {
                 self.finished(super::ExecExit::from_finished(finished).exit_code);
             }
             Kind::Rejected(rejected) => self.failed(&rejected.code),
-            Kind::Started(_) => {}
+            Kind::Started(_) => self.began = true,
         }
     }
 
     /// The execution failed or was refused, with this API error code.
+    /// A write (one with an approval) that had started and then lost its agent or its
+    /// deadline may or may not have written: its outcome is `unknown`, never an error
+    /// that reads as "it did not happen".
     pub fn failed(&mut self, code: &str) {
-        self.entry.outcome = format!("error: {}", code.to_ascii_lowercase());
+        let lost = matches!(code, "AGENT_OFFLINE" | "TIMEOUT" | "SLOW_READER");
+        let kind = if self.began && lost && self.entry.approval_id.is_some() {
+            "unknown"
+        } else {
+            "error"
+        };
+        self.entry.outcome = format!("{kind}: {}", code.to_ascii_lowercase());
     }
 }
 
