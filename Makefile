@@ -29,6 +29,7 @@ FUZZ_SECONDS ?= 60
 # grant (grant verification) or redact (secret redaction).
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
+	$(wildcard host-agent/benches/*.sh) \
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
 
@@ -48,6 +49,7 @@ test:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p vigil-agent --all-targets --no-default-features -- -D warnings
 	@if command -v shellcheck >/dev/null 2>&1; then \
 		echo "shellcheck $(SHELL_SCRIPTS)"; \
 		shellcheck $(SHELL_SCRIPTS); \

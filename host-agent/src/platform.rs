@@ -56,9 +56,33 @@ pub async fn detect(config: &Discovery) -> Platform {
     let mut platform = Platform::host_only();
     let proxmox = inventory::proxmox::detect(config).await;
     platform.backends.proxmox = platform.add(proxmox);
-    let docker = inventory::docker::detect(config).await;
-    platform.backends.docker = platform.add(docker);
-    let kubernetes = inventory::kubernetes::detect(config).await;
-    platform.backends.kubernetes = platform.add(kubernetes);
+    #[cfg(feature = "docker")]
+    {
+        let docker = inventory::docker::detect(config).await;
+        platform.backends.docker = platform.add(docker);
+    }
+    #[cfg(not(feature = "docker"))]
+    left_out("docker", config.docker);
+    #[cfg(feature = "kubernetes")]
+    {
+        let kubernetes = inventory::kubernetes::detect(config).await;
+        platform.backends.kubernetes = platform.add(kubernetes);
+    }
+    #[cfg(not(feature = "kubernetes"))]
+    left_out("kubernetes", config.kubernetes);
     platform
+}
+
+/// A platform whose cargo feature this build leaves out: said once, louder when the
+/// config asks for it.
+#[cfg(any(not(feature = "docker"), not(feature = "kubernetes")))]
+fn left_out(feature: &'static str, toggle: crate::config::Toggle) {
+    if toggle == crate::config::Toggle::On {
+        tracing::warn!(
+            feature,
+            "discovery is configured on, but this agent was built without it"
+        );
+    } else {
+        tracing::debug!(feature, "this agent was built without it");
+    }
 }

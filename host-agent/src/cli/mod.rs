@@ -11,6 +11,7 @@ mod service;
 mod status;
 
 use crate::error::{Error, Result};
+use crate::exec::sandbox::SUBCOMMAND as SANDBOX_EXEC;
 use crate::{DEFAULT_STATE_DIR, ENV_CONFIG, ENV_STATE_DIR};
 use clap::{Args, Parser, Subcommand};
 use std::io::{self, IsTerminal, Write};
@@ -69,18 +70,17 @@ enum Command {
     Status(status::StatusArgs),
     /// Print the agent's version.
     Version,
-    /// Run one read confined by the kernel (started by the agent itself, not by people).
-    #[command(hide = true, name = "sandbox-exec")]
-    SandboxExec(sandbox_exec::SandboxExecArgs),
 }
 
 /// Parse the command line, run it, and return the exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::SandboxExec(args) = cli.command {
-        // The launcher of a read: no logging, no runtime, one thread until it execs.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|first| first == SANDBOX_EXEC) {
+        // The launcher of a read (hidden; started by the agent itself, not by people): no
+        // clap, no logging, no runtime, one thread until it execs.
         return sandbox_exec::main(args);
     }
+    let cli = Cli::parse();
     let verbose = matches!(cli.command, Command::Run(_));
     init_logging(if verbose { "info" } else { "warn" });
     let result = match cli.command {
@@ -89,7 +89,6 @@ pub fn main() -> ExitCode {
         Command::Install(args) => service::install(args),
         Command::Uninstall(args) => service::uninstall(args),
         Command::Status(args) => status::status(args),
-        Command::SandboxExec(_) => Ok(()),
         Command::Version => {
             let mut out = io::stdout().lock();
             writeln!(out, "vigil-agent {}", crate::VERSION).map_err(output_error)
@@ -114,8 +113,12 @@ fn init_logging(default: &str) {
         .try_init();
 }
 
+/// Run `future` on a single-threaded runtime. The agent's work is waiting on sockets and
+/// child processes; one thread does it, and every extra worker would cost its own stack
+/// and malloc arena while the agent idles (BENCHMARKS.md). Blocking calls still go to
+/// tokio's blocking pool, whose threads exit when idle.
 fn block_on(future: impl Future<Output = Result<()>>) -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io("start the async runtime", e))?

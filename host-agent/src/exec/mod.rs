@@ -12,8 +12,10 @@
 //! A read on the host runs confined by the kernel so that it cannot write ([`sandbox`]);
 //! an approved write runs as it is.
 
+#[cfg(feature = "docker")]
 pub mod docker;
 mod host;
+#[cfg(feature = "kubernetes")]
 pub mod pod;
 pub mod process;
 pub mod proxmox;

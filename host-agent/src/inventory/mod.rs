@@ -6,9 +6,11 @@
 //! period, and sends only what changed as `InventoryUpdate`s. [`crate::platform`] decides
 //! at start-up which sources (and the matching exec backends) exist on this machine.
 
+#[cfg(feature = "docker")]
 pub mod docker;
 pub mod host;
 mod host_source;
+#[cfg(feature = "kubernetes")]
 pub mod kubernetes;
 pub mod proxmox;
 pub mod reporter;
