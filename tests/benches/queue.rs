@@ -59,8 +59,9 @@ async fn main() {
     let slow_bytes = env_num("VIGIL_BENCH_SLOW_BYTES", 1 << 30);
     let slow_mbps = env_num("VIGIL_BENCH_SLOW_MBPS", 32);
     let ctrl = Controller::start(ControllerOptions {
+        // raw-exec lets the slow reader's command carry an output cap of 1 GiB.
+        raw_exec: true,
         extra_args: vec!["--rate-exec-per-s".into(), "0".into()],
-        ..Default::default()
     })
     .await;
     let config = format!("max_output_cap_bytes = {}\n", slow_bytes + (1 << 20));
@@ -108,9 +109,10 @@ async fn main() {
     let pid = ctrl.pid().expect("controller pid");
     let before = rss_kib(pid);
     let response = client
-        .post(format!("{}/api/exec", ctrl.api.base()))
+        .post(format!("{}/api/raw-exec", ctrl.api.base()))
         .bearer_auth(ctrl.api.token())
-        .json(&json!({"agent": id, "command": format!("head -c {slow_bytes} /dev/zero"), "timeout_s": 300}))
+        .json(&json!({"agent": id, "mode": "read", "command": format!("head -c {slow_bytes} /dev/zero"),
+            "timeout_s": 300, "output_cap_bytes": slow_bytes + (1 << 20)}))
         .send()
         .await
         .unwrap();
