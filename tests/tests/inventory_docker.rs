@@ -175,7 +175,7 @@ async fn a_container_is_reported_followed_and_reachable_by_its_resource_id() {
         .api
         .exec_resource_refused(&id, "cat /etc/hostname")
         .await;
-    assert_eq!((status, code.as_str()), (403, "NOT_FOUND"), "{body}");
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"), "{body}");
     web.start();
     let running = wait_for_status(&ctrl, &web, "running").await;
     assert!(running.is_some(), "start never showed\n{}", agent.log());

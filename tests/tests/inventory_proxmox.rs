@@ -303,7 +303,7 @@ async fn a_proxmox_node_reports_its_guests_and_runs_commands_inside_them() {
         .api
         .exec_resource_refused("lxc:delly:142", "uptime")
         .await;
-    assert_eq!((status, code.as_str()), (403, "NOT_FOUND"), "{body}");
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"), "{body}");
     let (status, code, _) = ctrl
         .api
         .exec_resource_refused("lxc:delly:141", "rm -rf /media")
