@@ -68,6 +68,11 @@ async fn main() {
         "autonomous".into(),
         "--approval-timeout-s".into(),
         "30".into(),
+        // The catalog runs its turns back to back, as a script does: no per-token budget.
+        "--rate-chat-per-s".into(),
+        "0".into(),
+        "--rate-exec-per-s".into(),
+        "0".into(),
     ]);
     eprintln!("vigil-eval: starting a controller and an agent");
     let chat_host = ChatHost::start(extra_args).await;
