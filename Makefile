@@ -12,6 +12,9 @@
 #   make fleet   FLEET_AGENTS simulated agents (default 1000, vigil-fleet) on a release
 #                controller: connect time, memory per agent, idle CPU, GET /api/agents
 #                latency, fan-out time and results lost (docs/fleet.md)
+#   make soak    SOAK_AGENTS (10000) simulated agents for SOAK_MINUTES (30): repeated
+#                fan-outs, reconnecting waves, one controller restart; memory and fds
+#                sampled (not in CI)
 #   make oracle  the write oracle on every read of the corpora: runs each command the
 #                classifier accepts as a read in a throw-away overlay root and fails on any
 #                write (needs root, overlayfs, util-linux; make test runs a sample of it)
@@ -33,7 +36,7 @@ SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) 
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
 
-.PHONY: all build run test lint fmt bench fuzz eval oracle fleet
+.PHONY: all build run test lint fmt bench fuzz eval oracle fleet soak
 
 all: build
 
@@ -72,6 +75,10 @@ eval:
 # The fleet benchmark: a release controller and FLEET_AGENTS simulated agents (docs/fleet.md).
 fleet:
 	CARGO=$(CARGO) tests/benches/fleet.sh
+
+# The soak of the fleet (tests/benches/soak.sh); not part of CI.
+soak:
+	tests/benches/soak.sh
 
 # Benchmarks. Write the figures (machine, date, numbers) into BENCHMARKS.md.
 # More benches join this target as they are written.
