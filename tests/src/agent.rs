@@ -57,6 +57,24 @@ pub fn join(ctrl: &Controller, token: &str, state_dir: &Path) -> (i32, String, S
 }
 
 impl Agent {
+    /// [`Agent::join`], then wait (30 s at most) until the controller lists it as connected;
+    /// fails the test with the agent's log otherwise.
+    pub async fn join_connected(ctrl: &Controller, options: AgentOptions) -> Agent {
+        let agent = Agent::join(ctrl, options).await;
+        let id = agent.state.id.clone();
+        let connected = crate::wait_until(std::time::Duration::from_secs(30), || {
+            ctrl.api.connected(&id)
+        })
+        .await;
+        assert!(
+            connected,
+            "agent never connected
+{}",
+            agent.log()
+        );
+        agent
+    }
+
     /// Enroll with a new single-use token and start `vigil-agent run`.
     pub async fn join(ctrl: &Controller, options: AgentOptions) -> Agent {
         let token_args: Vec<&str> = options.token_args.iter().map(String::as_str).collect();

@@ -66,7 +66,7 @@ impl Drop for Partition {
 
 /// Whether this machine can make partitions.
 fn can_partition() -> bool {
-    let ok = nix_is_root() && nft(&["list", "tables"]);
+    let ok = is_root() && nft(&["list", "tables"]);
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -77,7 +77,7 @@ fn can_partition() -> bool {
     ok
 }
 
-fn nix_is_root() -> bool {
+fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -90,13 +90,7 @@ async fn setup() -> (Controller, Agent) {
         ..Default::default()
     })
     .await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(
-        wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await,
-        "agent never connected\n{}",
-        agent.log()
-    );
+    let agent = Agent::join_connected(&ctrl, AgentOptions::default()).await;
     (ctrl, agent)
 }
 

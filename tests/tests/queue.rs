@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
+use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions};
 
 /// Each command prints when it started and when it ended (ns since the epoch).
 const TIMED: &str = "date +%s%N; sleep 0.3; date +%s%N";
@@ -20,13 +20,7 @@ async fn setup(extra_args: &[&str]) -> (Controller, Agent) {
         ..Default::default()
     })
     .await;
-    let agent = Agent::join(&ctrl, AgentOptions::default()).await;
-    let id = agent.state.id.clone();
-    assert!(
-        wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await,
-        "agent never connected\n{}",
-        agent.log()
-    );
+    let agent = Agent::join_connected(&ctrl, AgentOptions::default()).await;
     (ctrl, agent)
 }
 

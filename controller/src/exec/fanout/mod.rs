@@ -74,7 +74,7 @@ impl ExecService {
     /// `INVALID_INPUT`.
     pub async fn fanout(&self, spec: FanoutSpec) -> Result<Fanout> {
         let started = Instant::now();
-        let agents = enrolled(&self.agents).await?;
+        let agents = enrolled(&self.agents);
         let targets = select(&spec.selection, &agents, |id| self.route(id))?;
         drop(agents);
         if targets.is_empty() {

@@ -98,9 +98,9 @@ impl EnrolledAgent {
     }
 }
 
-/// Every enrolled, non-revoked agent, oldest first (one read of the agent list).
-pub async fn enrolled(agents: &Agents) -> Result<Vec<EnrolledAgent>> {
-    Ok(agents
+/// Every enrolled, non-revoked agent, oldest first, from the in-memory registry.
+pub fn enrolled(agents: &Agents) -> Vec<EnrolledAgent> {
+    agents
         .records(false)
         .into_iter()
         .map(|row| EnrolledAgent {
@@ -108,7 +108,7 @@ pub async fn enrolled(agents: &Agents) -> Result<Vec<EnrolledAgent>> {
             hostname: row.hostname.clone(),
             labels: row.labels.clone(),
         })
-        .collect())
+        .collect()
 }
 
 /// One target of a fan-out.
