@@ -18,6 +18,8 @@ pub mod exec;
 pub mod guard;
 pub mod install;
 pub mod inventory;
+#[cfg(feature = "kubernetes")]
+pub mod kube_api;
 pub mod link;
 pub mod platform;
 pub mod state;

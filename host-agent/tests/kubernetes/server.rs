@@ -1,4 +1,4 @@
-//! A stand-in Kubernetes API server on 127.0.0.1 for the kube client: lists (honouring
+//! A stand-in Kubernetes API server on 127.0.0.1 for the agent's client (`kube_api`): lists (honouring
 //! `limit`/`continue` and the `type=Warning` field selector) from the recorded fixtures in
 //! `tests/fixtures/kubernetes/`, pod GETs, watches (one `MODIFIED` line, then held open),
 //! pod logs, and pod exec over a `v4.channel.k8s.io` websocket. Every request's path and
@@ -53,10 +53,11 @@ impl FakeApi {
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// A kube client pointed at this server, without authentication.
-    pub fn client(&self) -> kube::Client {
-        let config = kube::Config::new(self.url.parse().unwrap_or_else(|e| panic!("{e}")));
-        kube::Client::try_from(config).unwrap_or_else(|e| panic!("{e}"))
+    /// A client pointed at this server, without authentication.
+    pub fn client(&self) -> vigil_agent::kube_api::Client {
+        let config =
+            vigil_agent::kube_api::Config::new(self.url.parse().unwrap_or_else(|e| panic!("{e}")));
+        vigil_agent::kube_api::Client::new(config).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 

@@ -1,16 +1,15 @@
 //! Stopping a pod command: the API gives no way to kill the process in the pod, so the
-//! pump's kill action drops the exec websocket (or the log read) and the tasks reading it.
+//! pump's kill action aborts the task reading the exec websocket (or the log), which
+//! closes the connection.
 
 use crate::exec::pump::{Kill, Stop};
 use crate::inventory::BoxFuture;
-use kube::api::AttachedProcess;
 use tokio::task::JoinHandle;
 
 /// The pump's kill action for a pod command: drop the exec stream (or the log read) and
 /// the tasks reading it; also done when the command ends or its request is dropped.
 pub(super) struct Detach {
     pub tasks: Vec<JoinHandle<()>>,
-    pub attached: Option<AttachedProcess>,
     /// The pump stopped the command before it ended.
     pub stopped: bool,
 }
@@ -19,15 +18,11 @@ impl Detach {
     pub fn new(tasks: Vec<JoinHandle<()>>) -> Self {
         Detach {
             tasks,
-            attached: None,
             stopped: false,
         }
     }
 
     fn close(&self) {
-        if let Some(attached) = &self.attached {
-            attached.abort();
-        }
         for task in &self.tasks {
             task.abort();
         }

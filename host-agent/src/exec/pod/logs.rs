@@ -2,7 +2,7 @@
 //! (docs/inventory.md). Only plain words are understood: a payload with quotes, escapes or
 //! shell metacharacters is not a logs call and runs in the pod like any other command.
 
-use kube::api::LogParams;
+use crate::kube_api::LogParams;
 
 /// Lines returned when the call names neither `--tail` nor `--since`.
 pub const DEFAULT_TAIL: i64 = 200;
@@ -39,7 +39,6 @@ impl LogsCall {
             previous: self.previous,
             timestamps: self.timestamps,
             limit_bytes: i64::try_from(limit_bytes).ok(),
-            ..LogParams::default()
         }
     }
 }

@@ -9,19 +9,21 @@
 mod detach;
 pub mod logs;
 
-use crate::exec::pump::{Exit, Piece, Pump, read_into};
+use crate::exec::pump::{Exit, Piece, Pump};
 use crate::exec::{Backend, CHUNK_BYTES, Outcome, Run};
 use crate::guard::{Refusal, RejectCode};
 use crate::inventory::BoxFuture;
+use crate::kube_api::exec::{ExecSocket, Frame, decode};
+use crate::kube_api::types::Status;
+use crate::kube_api::{Client, Error};
 use detach::Detach;
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use kube::Client;
-use kube::api::{Api, AttachParams};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use std::future::Future;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 use vigil_shared::ids::ExecTarget;
 
 /// Runs commands in pods through the Kubernetes API.
@@ -44,9 +46,9 @@ fn refusal(code: RejectCode, reason: impl Into<String>) -> Refusal {
 }
 
 /// An API failure before anything started: `NOT_FOUND` for a 404, else `EXECUTION_FAILED`.
-fn api_refusal(what: &str, e: &kube::Error) -> Refusal {
+fn api_refusal(what: &str, e: &Error) -> Refusal {
     match e {
-        kube::Error::Api(s) if s.code == 404 => {
+        Error::Api(s) if s.code == 404 => {
             refusal(RejectCode::NotFound, format!("{what}: {}", s.message))
         }
         _ => refusal(RejectCode::ExecutionFailed, format!("{what}: {e}")),
@@ -96,8 +98,7 @@ impl PodBackend {
                 format!("target {} is not a pod", run.target),
             ));
         };
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
-        let pod = bounded(&run, started, pods.get_opt(name))
+        let pod = bounded(&run, started, self.client.get_pod(namespace, name))
             .await?
             .map_err(|e| api_refusal(&format!("looking up pod {namespace}/{name}"), &e))?
             .ok_or_else(|| {
@@ -122,13 +123,15 @@ impl PodBackend {
         if let Some(call) = logs::parse(run.command, namespace, name, container) {
             let call = call.map_err(|reason| refusal(RejectCode::InvalidInput, reason))?;
             let params = call.params(run.limits.output_cap.saturating_add(1));
-            let stream = bounded(&run, started, pods.log_stream(name, &params))
-                .await?
-                .map_err(|e| {
-                    api_refusal(&format!("reading the log of pod {namespace}/{name}"), &e)
-                })?;
+            let body = bounded(
+                &run,
+                started,
+                self.client.pod_logs(namespace, name, &params),
+            )
+            .await?
+            .map_err(|e| api_refusal(&format!("reading the log of pod {namespace}/{name}"), &e))?;
             let (tx, rx) = mpsc::channel(4);
-            let mut detach = Detach::new(vec![tokio::spawn(forward_log(Box::pin(stream), tx))]);
+            let mut detach = Detach::new(vec![tokio::spawn(forward_log(body, tx))]);
             let mut pump = Pump::for_run(&run);
             pump.cut_exit = Some(0);
             return Ok(pump.run(started, rx, &mut detach).await);
@@ -144,52 +147,14 @@ impl PodBackend {
                 format!("pod {namespace}/{name} is {phase}, not Running"),
             ));
         }
-        let params = AttachParams {
-            container: (!container.is_empty()).then(|| container.clone()),
-            stdin: false,
-            stdout: true,
-            stderr: true,
-            tty: false,
-            max_stdout_buf_size: Some(CHUNK_BYTES),
-            max_stderr_buf_size: Some(CHUNK_BYTES),
-            ..AttachParams::default()
-        };
         let argv = ["sh", "-c", run.command];
-        let mut attached = bounded(&run, started, pods.exec(name, argv, &params))
+        let container = (!container.is_empty()).then_some(container.as_str());
+        let exec = self.client.exec(namespace, name, container, &argv);
+        let socket = bounded(&run, started, exec)
             .await?
             .map_err(|e| api_refusal(&format!("exec in pod {namespace}/{name}"), &e))?;
         let (tx, rx) = mpsc::channel(4);
-        let mut tasks = Vec::new();
-        if let Some(out) = attached.stdout() {
-            tasks.push(tokio::spawn(read_into(out, Piece::Stdout, tx.clone())));
-        }
-        if let Some(err) = attached.stderr() {
-            tasks.push(tokio::spawn(read_into(err, Piece::Stderr, tx.clone())));
-        }
-        let status = attached.take_status();
-        let waiter = tokio::spawn(async move {
-            let status = match status {
-                Some(status) => status.await,
-                None => None,
-            };
-            let code = match exit_code(status.as_ref()) {
-                Ok(code) => Some(code),
-                Err(text) => {
-                    let _ = tx
-                        .send(Piece::Stderr(format!("{text}\n").into_bytes()))
-                        .await;
-                    None
-                }
-            };
-            let exit = Exit {
-                code,
-                ..Exit::default()
-            };
-            let _ = tx.send(Piece::Exit(exit)).await;
-        });
-        tasks.push(waiter);
-        let mut detach = Detach::new(tasks);
-        detach.attached = Some(attached);
+        let mut detach = Detach::new(vec![tokio::spawn(forward_exec(socket, tx))]);
         let outcome = Pump::for_run(&run).run(started, rx, &mut detach).await;
         if detach.stopped {
             info!(
@@ -202,15 +167,65 @@ impl PodBackend {
     }
 }
 
-/// Forward a log stream as stdout, then exit 0 (or the error on stderr and exit 1).
-async fn forward_log(mut stream: impl futures_util::AsyncRead + Unpin, tx: mpsc::Sender<Piece>) {
-    use futures_util::AsyncReadExt;
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => {
-                if tx.send(Piece::Stdout(buf[..n].to_vec())).await.is_err() {
+/// Send `data` as pieces of at most [`CHUNK_BYTES`]; `false` when the pump is gone.
+async fn send_chunks(tx: &mpsc::Sender<Piece>, data: &[u8], wrap: fn(Vec<u8>) -> Piece) -> bool {
+    for chunk in data.chunks(CHUNK_BYTES) {
+        if tx.send(wrap(chunk.to_vec())).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Forward an exec stream's stdout and stderr, then its exit (the status's code, or its
+/// failure on stderr and no code).
+async fn forward_exec(mut socket: ExecSocket, tx: mpsc::Sender<Piece>) {
+    let mut status = None;
+    while let Some(message) = socket.next().await {
+        let message = match message {
+            Ok(message) => message,
+            Err(error) => {
+                debug!(%error, "the exec stream failed");
+                break;
+            }
+        };
+        let sent = match decode(message) {
+            Frame::Stdout(data) => send_chunks(&tx, &data, Piece::Stdout).await,
+            Frame::Stderr(data) => send_chunks(&tx, &data, Piece::Stderr).await,
+            Frame::Status(s) => {
+                status = Some(s);
+                break;
+            }
+            Frame::Other => true,
+        };
+        if !sent {
+            return;
+        }
+    }
+    let code = match exit_code(status.as_ref()) {
+        Ok(code) => Some(code),
+        Err(text) => {
+            let _ = tx
+                .send(Piece::Stderr(format!("{text}\n").into_bytes()))
+                .await;
+            None
+        }
+    };
+    let exit = Exit {
+        code,
+        ..Exit::default()
+    };
+    let _ = tx.send(Piece::Exit(exit)).await;
+}
+
+/// Forward a log body as stdout, then exit 0 (or the error on stderr and exit 1).
+async fn forward_log(mut body: Incoming, tx: mpsc::Sender<Piece>) {
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data()
+                    && !send_chunks(&tx, &data, Piece::Stdout).await
+                {
                     return;
                 }
             }

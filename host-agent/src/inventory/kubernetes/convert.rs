@@ -3,9 +3,7 @@
 //! part (`:`, white space, a control character, or `/`, which would break the pod's exec
 //! target) is skipped with a warning.
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use crate::kube_api::types::{Deployment, Namespace, Node, ObjectMeta, Pod};
 use std::collections::{BTreeMap, BTreeSet};
 use tracing::warn;
 use vigil_shared::ids::ExecTarget;

@@ -1,9 +1,10 @@
 //! Warning events as short text lines: the newest [`PER_NAMESPACE`] of each namespace, for
 //! the namespace's and the involved pod's `details.warning_events`.
 
-use k8s_openapi::api::core::v1::Event;
-use k8s_openapi::jiff::Timestamp;
+use crate::kube_api::types::Event;
 use std::collections::BTreeMap;
+use time::OffsetDateTime as Timestamp;
+use time::format_description::well_known::Rfc3339;
 
 /// Warning events kept per namespace.
 pub const PER_NAMESPACE: usize = 20;
@@ -33,14 +34,14 @@ impl Warnings {
 
 /// When the event last happened, as well as the event says.
 fn when(e: &Event) -> Option<Timestamp> {
+    let parse = |t: Option<&String>| Timestamp::parse(t?, &Rfc3339).ok();
     e.series
         .as_ref()
-        .and_then(|s| s.last_observed_time.as_ref())
-        .map(|t| t.0)
-        .or_else(|| e.last_timestamp.as_ref().map(|t| t.0))
-        .or_else(|| e.event_time.as_ref().map(|t| t.0))
-        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
-        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+        .and_then(|s| parse(s.last_observed_time.as_ref()))
+        .or_else(|| parse(e.last_timestamp.as_ref()))
+        .or_else(|| parse(e.event_time.as_ref()))
+        .or_else(|| parse(e.first_timestamp.as_ref()))
+        .or_else(|| parse(e.metadata.creation_timestamp.as_ref()))
 }
 
 /// `reason: message (kind/name)` on one line of at most [`MAX_LINE_CHARS`] characters.

@@ -3,8 +3,9 @@
 //! per-kind caps; pods and deployments are watched to mark changes.
 //!
 //! [`detect`] loads a client config (the configured kubeconfig, else `KUBECONFIG` or
-//! `~/.kube/config`, else the in-cluster service account) without calling the API, so a
-//! cluster that does not answer shows up as scan errors rather than slowing start-up.
+//! `~/.kube/config`, else the in-cluster service account; [`crate::kube_api`]) without
+//! calling the API, so a cluster that does not answer shows up as scan errors rather than
+//! slowing start-up.
 //! [`convert`] maps objects to resources, [`events`] shapes warning events, [`scan`] lists
 //! and [`watch`] follows.
 
@@ -16,9 +17,8 @@ mod watch;
 use super::{BoxFuture, Scan, Source, SourceCtx};
 use crate::config::{Discovery, Toggle};
 use crate::exec::pod::PodBackend;
+use crate::kube_api::{Client, Config, Kubeconfig};
 use crate::platform::Detected;
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -131,7 +131,7 @@ pub fn cluster_name(configured: Option<&str>, kubeconfig: Option<&Kubeconfig>) -
 
 /// Load the client config the discovery settings point at, with the kubeconfig it came
 /// from (none for in-cluster).
-async fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String> {
+fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String> {
     let kubeconfig = match &config.kubeconfig {
         Some(path) => Some(
             Kubeconfig::read_from(path)
@@ -147,8 +147,7 @@ async fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String
     };
     match kubeconfig {
         Some(kc) => {
-            let loaded = Config::from_custom_kubeconfig(kc.clone(), &KubeConfigOptions::default())
-                .await
+            let loaded = Config::from_kubeconfig(&kc)
                 .map_err(|e| format!("cannot use the kubeconfig: {e}"))?;
             Ok((loaded, Some(kc)))
         }
@@ -165,7 +164,7 @@ pub async fn detect(config: &Discovery) -> Option<Detected> {
     if config.kubernetes == Toggle::Off {
         return None;
     }
-    let (client_config, kubeconfig) = match load(config).await {
+    let (client_config, kubeconfig) = match load(config) {
         Ok(loaded) => loaded,
         Err(e) if config.kubernetes == Toggle::On || config.kubeconfig.is_some() => {
             warn!(error = %e, "kubernetes discovery is configured but no client config loads");
@@ -177,8 +176,8 @@ pub async fn detect(config: &Discovery) -> Option<Detected> {
         }
     };
     let cluster = cluster_name(config.cluster_name.as_deref(), kubeconfig.as_ref());
-    let url = client_config.cluster_url.to_string();
-    let client = match Client::try_from(client_config) {
+    let url = client_config.url.to_string();
+    let client = match Client::new(client_config) {
         Ok(client) => client,
         Err(e) => {
             warn!(error = %e, "cannot build a kubernetes client");

@@ -5,12 +5,9 @@ use super::convert::{
     cluster_resource, deployment_resource, namespace_resource, node_resource, pod_resource,
 };
 use super::events::warnings;
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod};
-use kube::api::{Api, ListParams};
-use kube::{Client, Resource as KubeResource};
+use crate::kube_api::types::{Deployment, Event, Namespace, Node, Pod};
+use crate::kube_api::{Client, Error, ListParams};
 use serde::de::DeserializeOwned;
-use std::fmt::Debug;
 use tracing::{debug, warn};
 use vigil_shared::resource::{Resource, ResourceId};
 
@@ -22,21 +19,20 @@ pub struct Listed<K> {
 }
 
 /// Whether an error is the API saying this account may not list the kind.
-fn forbidden(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 403)
+fn forbidden(e: &Error) -> bool {
+    matches!(e, Error::Api(s) if s.code == 403)
 }
 
-/// List up to `cap` objects, page by page; `kind` names them in the cap note
-/// (`pod: 2000 of 7312`, or `event: 2000 of 2000+` when the API does not say how many).
-pub async fn list_capped<K>(
-    api: &Api<K>,
+/// List up to `cap` objects of the collection at `path` (`/api/v1/pods`), page by page;
+/// `kind` names them in the cap note (`pod: 2000 of 7312`, or `event: 2000 of 2000+` when
+/// the API does not say how many).
+pub async fn list_capped<K: DeserializeOwned>(
+    client: &Client,
+    path: &str,
     field_selector: Option<&str>,
     cap: usize,
     kind: &str,
-) -> Result<Listed<K>, kube::Error>
-where
-    K: KubeResource + Clone + DeserializeOwned + Debug,
-{
+) -> Result<Listed<K>, Error> {
     let mut items: Vec<K> = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -45,9 +41,8 @@ where
             field_selector: field_selector.map(str::to_owned),
             limit: Some(u32::try_from(room).unwrap_or(u32::MAX)),
             continue_token: token.take(),
-            ..ListParams::default()
         };
-        let page = api.list(&params).await?;
+        let page = client.list::<K>(path, &params).await?;
         let more = page.metadata.continue_.filter(|t| !t.is_empty());
         let remaining = page.metadata.remaining_item_count;
         let taken = page.items.len();
@@ -91,16 +86,14 @@ where
 }
 
 /// Like [`list_capped`], but a kind this account may not list is logged and left empty.
-async fn list_optional<K>(
-    api: &Api<K>,
+async fn list_optional<K: DeserializeOwned>(
+    client: &Client,
+    path: &str,
     field_selector: Option<&str>,
     cap: usize,
     kind: &str,
-) -> Result<Listed<K>, kube::Error>
-where
-    K: KubeResource + Clone + DeserializeOwned + Debug,
-{
-    match list_capped(api, field_selector, cap, kind).await {
+) -> Result<Listed<K>, Error> {
+    match list_capped(client, path, field_selector, cap, kind).await {
         Err(e) if forbidden(&e) => {
             warn!(kind, error = %e, "not allowed to list this kind; reporting none");
             Ok(Listed {
@@ -119,20 +112,15 @@ pub async fn scan(
     agent: &str,
     cap: usize,
 ) -> Result<(Vec<Resource>, Vec<String>), String> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let deployments: Api<Deployment> = Api::all(client.clone());
-    let pods: Api<Pod> = Api::all(client.clone());
-    let events: Api<Event> = Api::all(client.clone());
     let (nodes, namespaces, deployments, pods, events, version) = tokio::join!(
-        list_optional(&nodes, None, cap, "kube_node"),
-        list_capped(&namespaces, None, cap, "namespace"),
-        list_capped(&deployments, None, cap, "deployment"),
-        list_capped(&pods, None, cap, "pod"),
-        list_optional(&events, Some("type=Warning"), cap, "event"),
+        list_optional::<Node>(client, "/api/v1/nodes", None, cap, "kube_node"),
+        list_capped::<Namespace>(client, "/api/v1/namespaces", None, cap, "namespace"),
+        list_capped::<Deployment>(client, "/apis/apps/v1/deployments", None, cap, "deployment"),
+        list_capped::<Pod>(client, "/api/v1/pods", None, cap, "pod"),
+        list_optional::<Event>(client, "/api/v1/events", Some("type=Warning"), cap, "event"),
         client.apiserver_version(),
     );
-    let failed = |what: &str, e: kube::Error| format!("listing {what} failed: {e}");
+    let failed = |what: &str, e: Error| format!("listing {what} failed: {e}");
     let nodes = nodes.map_err(|e| failed("nodes", e))?;
     let namespaces = namespaces.map_err(|e| failed("namespaces", e))?;
     let deployments = deployments.map_err(|e| failed("deployments", e))?;

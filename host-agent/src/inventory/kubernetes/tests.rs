@@ -3,7 +3,7 @@
 
 use super::convert::{owner_alias, pod_resource, valid_name};
 use super::*;
-use k8s_openapi::api::core::v1::Pod;
+use crate::kube_api::types::Pod;
 use serde_json::json;
 
 const KUBECONFIG: &str = r#"apiVersion: v1
