@@ -181,7 +181,7 @@ impl Config {
             return Ok(());
         };
         let refuse = |what: &str| {
-            config_error(format!(
+            Error::Refused(format!(
                 "kubeconfig user {name:?} uses {what}, which the agent never runs; \
                  give it a token, a tokenFile or a client certificate instead"
             ))

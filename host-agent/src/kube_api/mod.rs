@@ -36,6 +36,9 @@ pub struct ApiError {
 pub enum Error {
     #[error("{0}")]
     Config(String),
+    /// The kubeconfig asks for something the agent refuses to do (run a credential plugin).
+    #[error("{0}")]
+    Refused(String),
     #[error("the API answered {} {}: {}", .0.code, .0.reason, .0.message)]
     Api(ApiError),
     #[error("cannot connect to {0}: {1}")]

@@ -130,13 +130,16 @@ pub fn cluster_name(configured: Option<&str>, kubeconfig: Option<&Kubeconfig>) -
 }
 
 /// Load the client config the discovery settings point at, with the kubeconfig it came
-/// from (none for in-cluster).
-fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String> {
+/// from (none for in-cluster). The error says whether it is worth a warning even when
+/// discovery is only `auto` (a kubeconfig that needs a credential plugin).
+fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), (String, bool)> {
     let kubeconfig = match &config.kubeconfig {
-        Some(path) => Some(
-            Kubeconfig::read_from(path)
-                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?,
-        ),
+        Some(path) => Some(Kubeconfig::read_from(path).map_err(|e| {
+            (
+                format!("cannot read kubeconfig {}: {e}", path.display()),
+                false,
+            )
+        })?),
         None => match Kubeconfig::read() {
             Ok(kc) => Some(kc),
             Err(e) => {
@@ -147,13 +150,18 @@ fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), String> {
     };
     match kubeconfig {
         Some(kc) => {
-            let loaded = Config::from_kubeconfig(&kc)
-                .map_err(|e| format!("cannot use the kubeconfig: {e}"))?;
+            let loaded = Config::from_kubeconfig(&kc).map_err(|e| {
+                let refused = matches!(e, crate::kube_api::Error::Refused(_));
+                (format!("cannot use the kubeconfig: {e}"), refused)
+            })?;
             Ok((loaded, Some(kc)))
         }
-        None => Config::incluster()
-            .map(|c| (c, None))
-            .map_err(|e| format!("no kubeconfig and no in-cluster config: {e}")),
+        None => Config::incluster().map(|c| (c, None)).map_err(|e| {
+            (
+                format!("no kubeconfig and no in-cluster config: {e}"),
+                false,
+            )
+        }),
     }
 }
 
@@ -166,11 +174,13 @@ pub async fn detect(config: &Discovery) -> Option<Detected> {
     }
     let (client_config, kubeconfig) = match load(config) {
         Ok(loaded) => loaded,
-        Err(e) if config.kubernetes == Toggle::On || config.kubeconfig.is_some() => {
+        Err((e, refused))
+            if refused || config.kubernetes == Toggle::On || config.kubeconfig.is_some() =>
+        {
             warn!(error = %e, "kubernetes discovery is configured but no client config loads");
             return None;
         }
-        Err(e) => {
+        Err((e, _)) => {
             debug!(error = %e, "no kubernetes client config; kubernetes discovery is off");
             return None;
         }

@@ -96,6 +96,25 @@ async fn a_missing_or_broken_kubeconfig_is_not_detected() {
     assert!(detect(&broken).await.is_none());
 }
 
+#[tokio::test]
+async fn a_kubeconfig_whose_user_needs_an_exec_plugin_is_not_detected() {
+    let file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+    let text = KUBECONFIG.replace(
+        "    token: not-a-real-token\n",
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/touch\n      args: [/tmp/vigil-kube-plugin-ran]\n",
+    );
+    assert_ne!(text, KUBECONFIG);
+    std::fs::write(file.path(), text).unwrap_or_else(|e| panic!("{e}"));
+    let config = Discovery {
+        kubeconfig: Some(file.path().to_owned()),
+        ..Discovery::default()
+    };
+    let loaded = load(&config).err().unwrap_or_else(|| panic!("loaded"));
+    assert!(loaded.1, "refusals are loud: {loaded:?}");
+    assert!(loaded.0.contains("\"admin\""), "{loaded:?}");
+    assert!(detect(&config).await.is_none());
+}
+
 fn pod(value: serde_json::Value) -> Pod {
     serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
 }
