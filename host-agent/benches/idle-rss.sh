@@ -3,13 +3,13 @@
 # enrolled with a join token that connects, heartbeats and discovers Docker (when the
 # engine answers), and runs nothing. Prints VmRSS, RssAnon, RssFile and the thread count
 # every STEP seconds for IDLE seconds. The controller's build does not matter for this
-# figure; the agent should be a release build.
+# figure; the agent should be the shipping build (`cargo build --profile release-agent`).
 #
-#   AGENT=target/release/vigil-agent CONTROLLER=target/debug/vigil-controller \
+#   AGENT=target/release-agent/vigil-agent CONTROLLER=target/debug/vigil-controller \
 #     IDLE=300 STEP=60 host-agent/benches/idle-rss.sh
 set -euo pipefail
 
-AGENT="${AGENT:-target/release/vigil-agent}"
+AGENT="${AGENT:-target/release-agent/vigil-agent}"
 CONTROLLER="${CONTROLLER:-target/debug/vigil-controller}"
 IDLE="${IDLE:-600}"
 STEP="${STEP:-60}"
