@@ -19,7 +19,7 @@ use vigil_shared::ids::AgentId;
 use vigil_shared::tls::agent_id_from_cert;
 
 use super::outbound::OutboundStream;
-use super::sessions::{AgentHello, Session};
+use super::sessions::{AgentHello, Outgoing, Session, outbound_channel};
 use crate::agents::{Agents, HelloRecord};
 use crate::clock::{unix_now, unix_now_ms};
 use crate::pki::Pki;
@@ -27,8 +27,6 @@ use crate::{Error, Result};
 
 /// How long an agent has to send its hello after opening the stream.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-/// Room in a stream's outbound queue.
-const OUTBOUND_CAPACITY: usize = 64;
 /// The controller version sent in `HelloAck`.
 const CONTROLLER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -56,10 +54,7 @@ impl LinkService {
         &self,
         cert_id: AgentId,
         hello: Hello,
-    ) -> Result<(
-        Arc<Session>,
-        mpsc::Receiver<Result<vigil_proto::agent::v1::ControllerMessage, Status>>,
-    )> {
+    ) -> Result<(Arc<Session>, mpsc::Receiver<Outgoing>)> {
         if hello.agent_id.trim() != cert_id.to_string() {
             return Err(Error::PermissionDenied(format!(
                 "hello agent_id {:?} does not match the certificate's identity {cert_id}",
@@ -85,7 +80,7 @@ impl LinkService {
             capabilities: hello.capabilities,
             read_only: hello.read_only,
         };
-        let (tx, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        let (tx, rx) = outbound_channel();
         let sessions = self.agents.sessions();
         let session = Session::new(
             cert_id,

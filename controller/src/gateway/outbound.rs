@@ -10,19 +10,18 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tonic::Status;
 use vigil_proto::agent::v1::ControllerMessage;
 
+use super::sessions::Outgoing;
+
 /// Messages to one agent, until its session closes.
 #[derive(Debug)]
 pub struct OutboundStream {
-    rx: mpsc::Receiver<Result<ControllerMessage, Status>>,
+    rx: mpsc::Receiver<Outgoing>,
     closed: Pin<Box<WaitForCancellationFutureOwned>>,
 }
 
 impl OutboundStream {
     /// The stream of `rx`, ending when `closed` is cancelled and `rx` has nothing ready.
-    pub fn new(
-        rx: mpsc::Receiver<Result<ControllerMessage, Status>>,
-        closed: CancellationToken,
-    ) -> Self {
+    pub fn new(rx: mpsc::Receiver<Outgoing>, closed: CancellationToken) -> Self {
         OutboundStream {
             rx,
             closed: Box::pin(closed.cancelled_owned()),
@@ -35,7 +34,7 @@ impl Stream for OutboundStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if let Poll::Ready(item) = self.rx.poll_recv(cx) {
-            return Poll::Ready(item);
+            return Poll::Ready(item.map(|message| *message));
         }
         if self.closed.as_mut().poll(cx).is_ready() {
             return Poll::Ready(None);
@@ -58,7 +57,7 @@ mod tests {
         let goodbye = ControllerMessage {
             kind: Some(controller_message::Kind::Goodbye(Goodbye::default())),
         };
-        tx.send(Ok(goodbye.clone())).await.unwrap();
+        tx.send(Box::new(Ok(goodbye.clone()))).await.unwrap();
         token.cancel();
         assert_eq!(stream.next().await.unwrap().unwrap(), goodbye);
         assert!(stream.next().await.is_none());

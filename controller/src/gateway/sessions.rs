@@ -27,8 +27,22 @@ pub const EVENT_BUFFER: usize = 256;
 /// Longest the agent's stream waits for one command's reader to make room.
 pub const READER_STALL: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Room in a stream's outbound queue.
+pub const OUTBOUND_CAPACITY: usize = 64;
+
+/// One message to an agent, or the error that ends its stream. Boxed because tokio's
+/// channel keeps its blocks of 32 slots for as long as the stream lives (two once 32
+/// messages went through): unboxed, a slot is about 350 bytes, so 22 KiB per agent, 220 MiB
+/// at 10,000 agents, reached after the 32nd fan-out; boxed, a slot is one pointer.
+pub type Outgoing = Box<Result<ControllerMessage, Status>>;
+
 /// The sending half of a stream's outbound messages.
-pub type Outbound = mpsc::Sender<Result<ControllerMessage, Status>>;
+pub type Outbound = mpsc::Sender<Outgoing>;
+
+/// A stream's outbound queue: the [`Outbound`] sender and its receiver.
+pub fn outbound_channel() -> (Outbound, mpsc::Receiver<Outgoing>) {
+    mpsc::channel(OUTBOUND_CAPACITY)
+}
 
 /// What the agent said in its hello.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,9 +148,9 @@ impl Session {
 
     /// Sends a message to the agent, waiting for room in the outbound queue.
     pub async fn send(&self, message: controller_message::Kind) -> Result<()> {
-        let message = Ok(ControllerMessage {
+        let message = Box::new(Ok(ControllerMessage {
             kind: Some(message),
-        });
+        }));
         tokio::select! {
             biased;
             () = self.closed.cancelled() => Err(Error::AgentGone(self.agent)),
@@ -149,9 +163,9 @@ impl Session {
         !self.is_closed()
             && self
                 .outbound
-                .try_send(Ok(ControllerMessage {
+                .try_send(Box::new(Ok(ControllerMessage {
                     kind: Some(message),
-                }))
+                })))
                 .is_ok()
     }
 
@@ -185,9 +199,18 @@ impl Session {
         Ok(rx)
     }
 
-    /// Stops routing events of a command.
+    /// Stops routing events of a command, and forgets that it was cut off (its reader,
+    /// dropped before reading to the end, will not ask).
     pub fn forget_exec(&self, request_id: &str) {
         self.pending().remove(request_id);
+        self.overrun().remove(request_id);
+    }
+
+    /// Commands this session still holds anything for (waiting for events, or cut off
+    /// and not yet told), so that a test can see nothing is kept after they end.
+    #[cfg(test)]
+    fn held_commands(&self) -> usize {
+        self.pending().len() + self.overrun().len()
     }
 
     /// Number of commands waiting for events.
@@ -229,7 +252,7 @@ impl Session {
     /// The reader of `request_id` stayed [`EVENT_BUFFER`] events behind for
     /// [`READER_STALL`]: stop routing its events and stop the command on the agent.
     fn cut_off(&self, request_id: String) {
-        self.forget_exec(&request_id);
+        self.pending().remove(&request_id);
         tracing::warn!(agent = %self.agent, request_id = %request_id, buffered = EVENT_BUFFER,
             "a command's reader is too slow; cutting it off");
         self.overrun().insert(request_id.clone());
@@ -242,16 +265,16 @@ impl Session {
     /// Closes the stream, first sending `goodbye` if given.
     pub fn close(&self, goodbye: Option<Goodbye>) {
         if let Some(goodbye) = goodbye {
-            let _ = self.outbound.try_send(Ok(ControllerMessage {
+            let _ = self.outbound.try_send(Box::new(Ok(ControllerMessage {
                 kind: Some(controller_message::Kind::Goodbye(goodbye)),
-            }));
+            })));
         }
         self.closed.cancel();
     }
 
     /// Ends the stream with an error status.
     pub fn fail(&self, status: Status) {
-        let _ = self.outbound.try_send(Err(status));
+        let _ = self.outbound.try_send(Box::new(Err(status)));
         self.closed.cancel();
     }
 
@@ -356,13 +379,7 @@ mod tests {
     use super::*;
     use vigil_proto::agent::v1::{Finished, Started};
 
-    fn session(
-        sessions: &Sessions,
-        agent: AgentId,
-    ) -> (
-        Arc<Session>,
-        mpsc::Receiver<Result<ControllerMessage, Status>>,
-    ) {
+    fn session(sessions: &Sessions, agent: AgentId) -> (Arc<Session>, mpsc::Receiver<Outgoing>) {
         let (tx, rx) = mpsc::channel(8);
         let hello = AgentHello {
             version: "0.1.0".into(),
@@ -458,7 +475,7 @@ mod tests {
         assert_eq!(s.pending_count(), 0, "a reader still behind is cut off");
         let Some(Ok(ControllerMessage {
             kind: Some(controller_message::Kind::Cancel(cancel)),
-        })) = outbound.recv().await
+        })) = outbound.recv().await.map(|m| *m)
         else {
             panic!("no cancel sent to the agent");
         };
@@ -473,6 +490,31 @@ mod tests {
         );
         assert!(s.take_overrun("r1"));
         assert!(!s.take_overrun("r1"), "told once");
+        assert_eq!(s.held_commands(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_command_cut_off_and_dropped_unread_leaves_nothing_behind() {
+        let sessions = Sessions::new();
+        let (s, _outbound) = session(&sessions, AgentId::new_random());
+        let events = s.open_exec("r1").unwrap();
+        for _ in 0..=EVENT_BUFFER {
+            s.route(ExecEvent {
+                request_id: "r1".into(),
+                kind: Some(exec_event::Kind::StdoutChunk(b"x".to_vec())),
+            })
+            .await;
+        }
+        assert_eq!(s.pending_count(), 0, "cut off");
+        assert_eq!(s.held_commands(), 1, "remembered for its reader");
+        // The reader leaves without reading to the end (as an `ExecStream` dropped early).
+        drop(events);
+        s.forget_exec("r1");
+        assert_eq!(
+            s.held_commands(),
+            0,
+            "nothing is kept per command once it ended"
+        );
     }
 
     #[tokio::test]
@@ -491,7 +533,7 @@ mod tests {
         assert!(s.is_closed());
         let Some(Ok(ControllerMessage {
             kind: Some(controller_message::Kind::Goodbye(g)),
-        })) = rx.recv().await
+        })) = rx.recv().await.map(|m| *m)
         else {
             panic!("no goodbye");
         };
