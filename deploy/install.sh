@@ -6,10 +6,10 @@
 #   sh install.sh --uninstall [--purge] [--prefix DIR]
 #
 # The controller's POST /api/join-tokens prints the exact line. The script downloads the
-# agent binary for this machine's architecture from the controller (with the same TLS key
-# pin), checks its SHA-256 against the X-Vigil-Sha256 header, installs it to
-# $PREFIX/usr/local/bin/vigil-agent, enrolls (vigil-agent join) and installs the systemd
-# service (vigil-agent install) unless --no-systemd.
+# agent binary and its read launcher (vigil-sandbox) for this machine's architecture from
+# the controller (with the same TLS key pin), checks each SHA-256 against the
+# X-Vigil-Sha256 header, installs both to $PREFIX/usr/local/bin, enrolls (vigil-agent
+# join) and installs the systemd service (vigil-agent install) unless --no-systemd.
 set -eu
 
 controller=""
@@ -56,6 +56,7 @@ done
 
 bin_dir="$prefix/usr/local/bin"
 agent="$bin_dir/vigil-agent"
+sandbox="$bin_dir/vigil-sandbox"
 state_dir="$prefix/var/lib/vigil-agent"
 
 if [ "$uninstall" -eq 1 ]; then
@@ -64,7 +65,7 @@ if [ "$uninstall" -eq 1 ]; then
             "$agent" uninstall --state-dir "$state_dir" || die "vigil-agent uninstall failed"
         fi
     fi
-    rm -f "$agent"
+    rm -f "$agent" "$sandbox"
     if [ "$purge" -eq 1 ]; then
         rm -rf "$state_dir"
         echo "Removed $agent and $state_dir."
@@ -110,22 +111,49 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
-echo "Downloading vigil-agent for $arch from $controller ..."
-curl -fsS "$@" -D "$work/headers" -o "$work/vigil-agent" \
-    "$controller/download/vigil-agent?arch=$arch" || die "download failed"
-expected=$(tr -d '\r' <"$work/headers" | awk 'tolower($1) == "x-vigil-sha256:" { print tolower($2) }' | tail -n 1)
-[ -n "$expected" ] || die "the controller sent no X-Vigil-Sha256 header; not installing"
-actual=$(sha256sum "$work/vigil-agent" | awk '{ print $1 }')
-if [ "$actual" != "$expected" ]; then
-    die "checksum mismatch: the download has SHA-256 $actual but the controller announced $expected; nothing was installed"
+# fetch NAME CURL_OPTION...: download NAME into $work with its headers; fails when the
+# download does.
+fetch() {
+    name=$1
+    shift
+    echo "Downloading $name for $arch from $controller ..."
+    curl -fsS "$@" -D "$work/$name.headers" -o "$work/$name" \
+        "$controller/download/$name?arch=$arch"
+}
+
+# verify NAME: the download's SHA-256 must be the one the controller announced.
+verify() {
+    expected=$(tr -d '\r' <"$work/$1.headers" | awk 'tolower($1) == "x-vigil-sha256:" { print tolower($2) }' | tail -n 1)
+    [ -n "$expected" ] || die "the controller sent no X-Vigil-Sha256 header for $1; nothing was installed"
+    actual=$(sha256sum "$work/$1" | awk '{ print $1 }')
+    if [ "$actual" != "$expected" ]; then
+        die "checksum mismatch: the download of $1 has SHA-256 $actual but the controller announced $expected; nothing was installed"
+    fi
+    echo "SHA-256 verified for $1: $actual"
+}
+
+# install_bin NAME: into $bin_dir, 0755, replacing any old copy in one rename.
+install_bin() {
+    chmod 0755 "$work/$1"
+    mv "$work/$1" "$bin_dir/$1.new"
+    mv "$bin_dir/$1.new" "$bin_dir/$1"
+    echo "Installed $bin_dir/$1"
+}
+
+fetch vigil-agent "$@" || die "download failed"
+verify vigil-agent
+# The read launcher: without it the agent launches reads with itself, about 2 ms slower
+# each, so a controller that does not serve it (an older one) is not an error.
+with_sandbox=1
+if ! fetch vigil-sandbox "$@"; then
+    echo "The controller serves no vigil-sandbox; the agent will launch reads itself (slower)." >&2
+    with_sandbox=0
 fi
-echo "SHA-256 verified: $actual"
+[ "$with_sandbox" -eq 0 ] || verify vigil-sandbox
 
 mkdir -p "$bin_dir"
-chmod 0755 "$work/vigil-agent"
-mv "$work/vigil-agent" "$agent.new"
-mv "$agent.new" "$agent"
-echo "Installed $agent"
+[ "$with_sandbox" -eq 0 ] || install_bin vigil-sandbox
+install_bin vigil-agent
 
 "$agent" join --url "$gateway" --token "$token" --ca-fingerprint "$fingerprint" \
     --state-dir "$state_dir" || die "vigil-agent join failed"

@@ -1,8 +1,8 @@
 //! The read sandbox's cost per exec: `bash -c true` started the way the agent starts a
 //! write (directly) and the way it starts a host read (scratch directory, then
-//! `vigil-agent sandbox-exec --scratch DIR -- bash -c true`, then the scratch directory
-//! removed). Run with `cargo bench -p vigil-agent --bench sandbox`; figures go to
-//! BENCHMARKS.md.
+//! `vigil-sandbox --scratch DIR -- bash -c true`, then the scratch directory removed),
+//! and, for comparison, through the fallback launcher `vigil-agent sandbox-exec`. Run
+//! with `cargo bench -p vigil-agent --bench sandbox`; figures go to BENCHMARKS.md.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stdout)]
 
@@ -31,12 +31,18 @@ fn direct(shell: &std::path::Path) -> Duration {
     start.elapsed()
 }
 
-fn sandboxed(launcher: &str, shell: &std::path::Path, base: &std::path::Path) -> Duration {
+/// A launcher: the program and the arguments before its flags.
+type Launcher<'a> = (&'a str, &'a [&'a str]);
+
+const SMALL: Launcher = (env!("CARGO_BIN_EXE_vigil-sandbox"), &[]);
+const AGENT: Launcher = (env!("CARGO_BIN_EXE_vigil-agent"), &["sandbox-exec"]);
+
+fn sandboxed(launcher: Launcher, shell: &std::path::Path, base: &std::path::Path) -> Duration {
     let start = Instant::now();
     let scratch = Scratch::create(base).unwrap();
     let status = quiet(
-        Command::new(launcher)
-            .arg("sandbox-exec")
+        Command::new(launcher.0)
+            .args(launcher.1)
             .arg("--scratch")
             .arg(scratch.path())
             .arg("--")
@@ -55,7 +61,7 @@ fn summary(name: &str, mut times: Vec<Duration>) -> Duration {
     times.sort_unstable();
     let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
     println!(
-        "{name:<10} p50 {:>8.3} ms  p90 {:>8.3} ms  p99 {:>8.3} ms",
+        "{name:<26} p50 {:>8.3} ms  p90 {:>8.3} ms  p99 {:>8.3} ms",
         at(0.5).as_secs_f64() * 1e3,
         at(0.9).as_secs_f64() * 1e3,
         at(0.99).as_secs_f64() * 1e3
@@ -64,29 +70,39 @@ fn summary(name: &str, mut times: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let launcher = env!("CARGO_BIN_EXE_vigil-agent");
     let shell = find_shell();
     let base = tempfile::tempdir().unwrap();
-    let probe = Command::new(launcher)
-        .args(["sandbox-exec", "--probe"])
-        .output()
-        .unwrap();
-    println!("probe: {}", String::from_utf8_lossy(&probe.stdout).trim());
-    // Warm the page cache, then interleave so both see the same machine load.
+    for (name, launcher) in [("vigil-sandbox", SMALL), ("vigil-agent", AGENT)] {
+        let probe = Command::new(launcher.0)
+            .args(launcher.1)
+            .arg("--probe")
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&probe.stdout);
+        println!("probe of {name}: {}", report.trim());
+    }
+    // Warm the page cache, then interleave so all three see the same machine load.
     for _ in 0..20 {
         direct(&shell);
-        sandboxed(launcher, &shell, base.path());
+        sandboxed(SMALL, &shell, base.path());
+        sandboxed(AGENT, &shell, base.path());
     }
-    let (mut off, mut on) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    let mut off = Vec::with_capacity(RUNS);
+    let (mut small, mut agent) = (off.clone(), off.clone());
     for _ in 0..RUNS {
         off.push(direct(&shell));
-        on.push(sandboxed(launcher, &shell, base.path()));
+        small.push(sandboxed(SMALL, &shell, base.path()));
+        agent.push(sandboxed(AGENT, &shell, base.path()));
     }
     println!("{RUNS} runs of `{} -c true` each:", shell.display());
     let off = summary("direct", off);
-    let on = summary("sandboxed", on);
+    let small = summary("vigil-sandbox", small);
+    let agent = summary("vigil-agent sandbox-exec", agent);
+    let ms = |on: Duration| (on.as_secs_f64() - off.as_secs_f64()) * 1e3;
     println!(
-        "sandbox cost per exec (p50 difference): {:.3} ms",
-        (on.as_secs_f64() - off.as_secs_f64()) * 1e3
+        "sandbox cost per exec (p50 difference): {:.3} ms with vigil-sandbox, {:.3} ms with \
+         vigil-agent sandbox-exec",
+        ms(small),
+        ms(agent)
     );
 }

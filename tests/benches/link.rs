@@ -43,9 +43,10 @@ async fn main() {
     let idle_s = env_num("VIGIL_BENCH_IDLE_S", 600);
     let stream_bytes = env_num("VIGIL_BENCH_STREAM_BYTES", 1 << 30);
 
+    // The round trips go back to back, far above the default exec rate limit (0: none).
     let ctrl = Controller::start(ControllerOptions {
         raw_exec: true,
-        ..Default::default()
+        extra_args: vec!["--rate-exec-per-s".into(), "0".into()],
     })
     .await;
     let config = format!("max_output_cap_bytes = {}\n", stream_bytes + (1 << 20));

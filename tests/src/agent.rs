@@ -16,6 +16,8 @@ pub struct AgentOptions {
     pub env: Vec<(String, String)>,
     /// Extra `token create` options for the join token (for example `--label k=v`).
     pub token_args: Vec<String>,
+    /// The `vigil-agent` binary to run; the built one when `None`.
+    pub binary: Option<PathBuf>,
 }
 
 /// An enrolled agent's state directory.
@@ -103,7 +105,8 @@ impl Agent {
     pub fn start(&mut self, options: &AgentOptions) {
         self.stop();
         self.runs += 1;
-        let mut cmd = Command::new(bin("vigil-agent"));
+        let binary = options.binary.clone().unwrap_or_else(|| bin("vigil-agent"));
+        let mut cmd = Command::new(binary);
         cmd.arg("run")
             .arg("--state-dir")
             .arg(self.state.path())

@@ -1,7 +1,9 @@
 //! The install script for real: a controller serving its API over TLS (`--http-tls`), the
 //! install line it prints (curl with the key pin, piped to `sh`) into a throw-away prefix,
-//! then the installed agent connecting. And a download whose bytes do not match the
-//! announced SHA-256, which the script must refuse without installing anything.
+//! then the installed agent connecting and launching its reads with the installed
+//! `vigil-sandbox` beside it. And downloads (the agent's, or only the launcher's) whose
+//! bytes do not match the announced SHA-256, which the script must refuse without
+//! installing anything.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -121,6 +123,7 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
     ));
     assert!(err.contains("pinned public key"), "{err}");
     assert!(!wrong.join("usr/local/bin/vigil-agent").exists());
+    assert!(!wrong.join("usr/local/bin/vigil-sandbox").exists());
 
     // The line as printed, into a throw-away prefix.
     let prefix = tmp.path().join("root");
@@ -129,13 +132,22 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         prefix.display()
     ));
     assert_eq!(code, 0, "install failed:\n{out}\n{err}");
-    assert!(out.contains("SHA-256 verified"), "{out}");
+    assert!(out.contains("SHA-256 verified for vigil-agent"), "{out}");
+    assert!(out.contains("SHA-256 verified for vigil-sandbox"), "{out}");
     let installed = prefix.join("usr/local/bin/vigil-agent");
+    let launcher = prefix.join("usr/local/bin/vigil-sandbox");
     let state = prefix.join("var/lib/vigil-agent");
-    assert_eq!(
-        std::fs::read(&installed).unwrap(),
-        std::fs::read(bin("vigil-agent")).unwrap()
-    );
+    for (path, name) in [(&installed, "vigil-agent"), (&launcher, "vigil-sandbox")] {
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            std::fs::read(bin(name)).unwrap()
+        );
+        let mode = std::fs::metadata(path).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o755
+        );
+    }
     let identity: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("identity.json")).unwrap())
             .unwrap();
@@ -176,6 +188,22 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         connected,
         "the installed agent did not connect:\n{agent_log}"
     );
+    // It launches reads with the vigil-sandbox installed beside it.
+    let agents: Vec<serde_json::Value> = client
+        .get(format!("{base}/api/agents"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let me = agents.iter().find(|a| a["id"] == id.as_str()).unwrap();
+    assert_eq!(me["sandbox"]["launcher"], "vigil-sandbox", "{me}");
+    assert!(
+        agent_log.contains(&launcher.display().to_string()),
+        "{agent_log}"
+    );
 
     // --uninstall --purge removes the binary and the state.
     let script = tmp.path().join("install.sh");
@@ -197,12 +225,21 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         prefix.display()
     ));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(!installed.exists() && !state.exists());
+    assert!(!installed.exists() && !launcher.exists() && !state.exists());
 }
 
-/// A tiny HTTP server: the real install.sh, and an "agent" whose bytes do not match the
-/// X-Vigil-Sha256 header it is sent with.
-async fn lying_server() -> u16 {
+/// What the fake controller gets wrong about one binary (`vigil-agent` or `vigil-sandbox`).
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// Its bytes do not match the X-Vigil-Sha256 header they are sent with.
+    WrongSha256(&'static str),
+    /// It answers 404, as a controller that does not serve it.
+    NotFound(&'static str),
+}
+
+/// A tiny HTTP server: the real install.sh, and binaries (shell scripts that succeed) whose
+/// bytes match the X-Vigil-Sha256 header they are sent with, except as `fault` says.
+async fn lying_server(fault: Fault) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let script =
@@ -224,16 +261,21 @@ async fn lying_server() -> u16 {
                     }
                 }
                 let head = String::from_utf8_lossy(&request).into_owned();
-                let (body, extra) = if head.starts_with("GET /install.sh") {
-                    (script, String::new())
+                let about = |name: &str| head.starts_with(&format!("GET /download/{name}?"));
+                let (status, body, extra) = if head.starts_with("GET /install.sh") {
+                    ("200 OK", script, String::new())
+                } else if matches!(fault, Fault::NotFound(name) if about(name)) {
+                    ("404 Not Found", b"not here".to_vec(), String::new())
                 } else {
-                    (
-                        b"#!/bin/sh\necho not the agent\n".to_vec(),
-                        format!("X-Vigil-Sha256: {}\r\n", "ab".repeat(32)),
-                    )
+                    let body = b"#!/bin/sh\necho not the agent\n".to_vec();
+                    let sha = match fault {
+                        Fault::WrongSha256(name) if about(name) => "ab".repeat(32),
+                        _ => sha256(&body),
+                    };
+                    ("200 OK", body, format!("X-Vigil-Sha256: {sha}\r\n"))
                 };
                 let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
                     body.len()
                 );
                 let _ = stream.write_all(response.as_bytes()).await;
@@ -245,24 +287,58 @@ async fn lying_server() -> u16 {
     port
 }
 
+/// Lowercase hex SHA-256 of `bytes`, by `sha256sum`.
+fn sha256(bytes: &[u8]) -> String {
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), bytes).unwrap();
+    let out = Command::new("sha256sum").arg(tmp.path()).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)[..64].to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_download_that_does_not_match_its_checksum_is_refused() {
-    let port = lying_server().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = tmp.path().join("root");
-    let (code, out, err) = sh(&format!(
+    for lie in ["vigil-agent", "vigil-sandbox"] {
+        refused_when_lying_about(lie).await;
+    }
+}
+
+/// The install line against the fake controller, into `prefix`.
+async fn install_from(fault: Fault, prefix: &Path) -> (i32, String, String) {
+    let port = lying_server(fault).await;
+    sh(&format!(
         "curl -fsSL http://127.0.0.1:{port}/install.sh | sh -s -- --controller http://127.0.0.1:{port} \
          --insecure-http-ok --url https://127.0.0.1:1 --token vjt_00000000000000000000000000000000 \
          --ca-fingerprint sha256:00 --prefix {} --no-systemd",
         prefix.display()
-    ));
-    assert_ne!(code, 0, "a tampered download was accepted:\n{out}\n{err}");
+    ))
+}
+
+async fn refused_when_lying_about(lie: &'static str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("root");
+    let (code, out, err) = install_from(Fault::WrongSha256(lie), &prefix).await;
+    assert_ne!(code, 0, "a tampered {lie} was accepted:\n{out}\n{err}");
     assert!(err.contains("checksum mismatch"), "{err}");
+    assert!(err.contains(lie), "{err}");
     assert!(
-        !prefix.join("usr/local/bin/vigil-agent").exists(),
+        !prefix.join("usr/local/bin").exists(),
         "something was installed"
     );
     assert!(!prefix.join("var/lib/vigil-agent").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_without_vigil_sandbox_still_installs_the_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("root");
+    let (code, out, err) = install_from(Fault::NotFound("vigil-sandbox"), &prefix).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("serves no vigil-sandbox"), "{err}");
+    assert!(prefix.join("usr/local/bin/vigil-agent").exists(), "{out}");
+    assert!(
+        !prefix.join("usr/local/bin/vigil-sandbox").exists(),
+        "{out}"
+    );
 }
 
 #[tokio::test]

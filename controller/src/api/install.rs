@@ -1,5 +1,6 @@
 //! One-line agent installation: `GET /install.sh` (the POSIX script in `deploy/`),
-//! `GET /download/vigil-agent?arch=…` (an agent binary with its SHA-256 in
+//! `GET /download/vigil-agent?arch=…` and `GET /download/vigil-sandbox?arch=…` (the agent
+//! binary and the small launcher of its host reads, each with its SHA-256 in
 //! `X-Vigil-Sha256`) and [`InstallSite`], which writes the install line that
 //! `POST /api/join-tokens` returns. The site reaches handlers as a request extension.
 
@@ -25,6 +26,10 @@ pub const INSTALL_SH: &str = include_str!("../../../deploy/install.sh");
 pub const SHA256_HEADER: &str = "x-vigil-sha256";
 /// The architectures the download endpoint knows (`uname -m` names).
 pub const ARCHES: [&str; 2] = ["x86_64", "aarch64"];
+/// The agent binary.
+pub const AGENT: &str = "vigil-agent";
+/// The agent's small read launcher, installed beside it.
+pub const SANDBOX: &str = "vigil-sandbox";
 
 /// What install lines and downloads need to know about this controller.
 #[derive(Debug, Clone)]
@@ -118,32 +123,37 @@ pub async fn script() -> Response {
         .into_response()
 }
 
-/// The query of `GET /download/vigil-agent`.
+/// The query of `GET /download/vigil-agent` and `GET /download/vigil-sandbox`.
 #[derive(Debug, Deserialize)]
 pub struct DownloadQuery {
     /// `x86_64` or `aarch64`; this host's architecture when absent.
     pub arch: Option<String>,
 }
 
-/// The binary for `arch` in `dir`: `vigil-agent-<arch>`, or `vigil-agent` when `arch` is
-/// this host's architecture.
+/// The agent binary for `arch` in `dir` ([`binary`] of [`AGENT`]).
 pub fn agent_binary(dir: &Path, arch: &str) -> Result<PathBuf> {
+    binary(dir, AGENT, arch)
+}
+
+/// The binary `name` ([`AGENT`] or [`SANDBOX`]) for `arch` in `dir`: `<name>-<arch>`, or
+/// `<name>` when `arch` is this host's architecture.
+pub fn binary(dir: &Path, name: &str, arch: &str) -> Result<PathBuf> {
     if !ARCHES.contains(&arch) {
         return Err(Error::NotFound(format!(
             "unknown architecture {arch:?}; known: {}",
             ARCHES.join(", ")
         )));
     }
-    let specific = dir.join(format!("vigil-agent-{arch}"));
+    let specific = dir.join(format!("{name}-{arch}"));
     if specific.is_file() {
         return Ok(specific);
     }
-    let native = dir.join("vigil-agent");
+    let native = dir.join(name);
     if arch == std::env::consts::ARCH && native.is_file() {
         return Ok(native);
     }
     Err(Error::NotFound(format!(
-        "no agent binary for {arch} in the controller's agent directory"
+        "no {name} binary for {arch} in the controller's agent directory"
     )))
 }
 
@@ -168,19 +178,32 @@ async fn sha256_file(path: &Path) -> Result<(String, u64)> {
     }
 }
 
-/// `GET /download/vigil-agent?arch=…`: streams the binary; `X-Vigil-Sha256` is the hash
-/// of the bytes of the file being served.
+/// `GET /download/vigil-agent?arch=…`: streams the agent binary ([`serve`]).
 pub async fn download(
     Extension(site): Extension<Arc<InstallSite>>,
     Query(query): Query<DownloadQuery>,
 ) -> Result<Response> {
+    serve(&site, AGENT, query).await
+}
+
+/// `GET /download/vigil-sandbox?arch=…`: streams the read launcher ([`serve`]).
+pub async fn download_sandbox(
+    Extension(site): Extension<Arc<InstallSite>>,
+    Query(query): Query<DownloadQuery>,
+) -> Result<Response> {
+    serve(&site, SANDBOX, query).await
+}
+
+/// Streams the binary `name` for the query's architecture; `X-Vigil-Sha256` is the hash of
+/// the bytes of the file being served.
+async fn serve(site: &InstallSite, name: &str, query: DownloadQuery) -> Result<Response> {
     let arch = query.arch.as_deref().unwrap_or(std::env::consts::ARCH);
-    let path = agent_binary(&site.agent_dir, arch)?;
+    let path = binary(&site.agent_dir, name, arch)?;
     let (sha256, len) = sha256_file(&path).await?;
     let file = tokio::fs::File::open(&path)
         .await
         .map_err(Error::file("reading", &path))?;
-    tracing::info!(arch, path = %path.display(), %sha256, bytes = len, "serving an agent binary");
+    tracing::info!(binary = name, arch, path = %path.display(), %sha256, bytes = len, "serving an agent binary");
     Ok((
         [
             (CONTENT_TYPE, "application/octet-stream".to_owned()),
@@ -244,6 +267,11 @@ mod tests {
             agent_binary(tmp.path(), "mips"),
             Err(Error::NotFound(_))
         ));
+        let missing = binary(tmp.path(), SANDBOX, "aarch64");
+        assert!(matches!(missing, Err(Error::NotFound(m)) if m.contains("vigil-sandbox")));
+        std::fs::write(tmp.path().join("vigil-sandbox-aarch64"), b"arm").unwrap();
+        let arm = binary(tmp.path(), SANDBOX, "aarch64").unwrap();
+        assert!(arm.ends_with("vigil-sandbox-aarch64"));
         assert!(INSTALL_SH.starts_with("#!/bin/sh"));
     }
 }

@@ -185,6 +185,7 @@ impl LinkService {
                 "level": s.level,
                 "allow_unsandboxed_reads": s.allow_unsandboxed_reads,
                 "error": (!s.error.is_empty()).then_some(&s.error),
+                "launcher": (!s.launcher.is_empty()).then_some(&s.launcher),
             })),
         });
         self.agents.record_facts(agent, value, unix_now());

@@ -6,12 +6,11 @@
 
 mod join;
 mod run;
-mod sandbox_exec;
 mod service;
 mod status;
 
 use crate::error::{Error, Result};
-use crate::exec::sandbox::SUBCOMMAND as SANDBOX_EXEC;
+use crate::exec::sandbox::{SUBCOMMAND as SANDBOX_EXEC, launcher};
 use crate::{DEFAULT_STATE_DIR, ENV_CONFIG, ENV_STATE_DIR};
 use clap::{Args, Parser, Subcommand};
 use std::io::{self, IsTerminal, Write};
@@ -76,9 +75,10 @@ enum Command {
 pub fn main() -> ExitCode {
     let mut args = std::env::args_os();
     if args.nth(1).is_some_and(|first| first == SANDBOX_EXEC) {
-        // The launcher of a read (hidden; started by the agent itself, not by people): no
-        // clap, no logging, no runtime, one thread until it execs.
-        return sandbox_exec::main(args);
+        // The fallback launcher of a read when `vigil-sandbox` is missing (hidden; started
+        // by the agent itself, not by people): no clap, no logging, no runtime, one
+        // thread until it execs.
+        return launcher::main("vigil-agent sandbox-exec", args);
     }
     let cli = Cli::parse();
     let verbose = matches!(cli.command, Command::Run(_));

@@ -1,7 +1,12 @@
 //! The launcher run directly: what the kernel refuses a read, and what it still allows.
 
-use super::{confined, has_landlock, hostile_repo, probe};
+use super::{confined, has_landlock, hostile_repo, probe, probe_fallback};
 use std::process::Command;
+
+#[test]
+fn both_launchers_enforce_the_same() {
+    assert_eq!(probe(), probe_fallback());
+}
 
 #[test]
 fn the_launcher_refuses_create_truncate_remove_rename_and_bind() {

@@ -1,5 +1,5 @@
-//! The read sandbox, end to end: the launcher (`vigil-agent sandbox-exec`) run directly
-//! proves what the kernel refuses (create, truncate, remove, rename, bind, signals), and a
+//! The read sandbox, end to end: the launcher (`vigil-sandbox`, and its fallback
+//! `vigil-agent sandbox-exec`) run directly proves what the kernel refuses (create, truncate, remove, rename, bind, signals), and a
 //! real controller and agent prove that host reads run inside it — a hostile repository's
 //! `git status` cannot write, reads carry no_new_privs and seccomp, scratch space works
 //! and is removed — while approved writes run as they are.
@@ -14,12 +14,18 @@ use std::path::Path;
 use std::process::Command;
 use vigil_tests::bin;
 
-/// What `sandbox-exec --probe` says this kernel enforces.
+/// What `vigil-sandbox --probe` says this kernel enforces.
 pub fn probe() -> Value {
-    let out = Command::new(bin("vigil-agent"))
-        .args(["sandbox-exec", "--probe"])
-        .output()
-        .expect("probe runs");
+    probe_with(Command::new(bin("vigil-sandbox")).arg("--probe"))
+}
+
+/// What `vigil-agent sandbox-exec --probe` (the fallback launcher) says.
+pub fn probe_fallback() -> Value {
+    probe_with(Command::new(bin("vigil-agent")).args(["sandbox-exec", "--probe"]))
+}
+
+fn probe_with(cmd: &mut Command) -> Value {
+    let out = cmd.output().expect("probe runs");
     assert!(
         out.status.success(),
         "{}",
@@ -34,10 +40,10 @@ pub fn has_landlock() -> bool {
     report["landlock_abi"].as_u64().unwrap_or(0) > 0
 }
 
-/// `sh -c script` through the launcher with `scratch` writable; (exit code, stdout, stderr).
+/// `sh -c script` through `vigil-sandbox` with `scratch` writable; (exit code, stdout,
+/// stderr).
 pub fn confined(scratch: &Path, script: &str) -> (i32, String, String) {
-    let out = Command::new(bin("vigil-agent"))
-        .arg("sandbox-exec")
+    let out = Command::new(bin("vigil-sandbox"))
         .arg("--scratch")
         .arg(scratch)
         .args(["--", "/bin/sh", "-c", script])

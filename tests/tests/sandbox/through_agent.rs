@@ -1,15 +1,21 @@
 //! Host reads through a real controller and agent: facts, no_new_privs and seccomp, a
-//! hostile repository, scratch space; and an approved write, which runs as it is.
+//! hostile repository, scratch space, all through the small launcher `vigil-sandbox`; an
+//! agent without it, which falls back to `vigil-agent sandbox-exec` and still confines
+//! its reads; and an approved write, which runs as it is.
 
 use super::{has_landlock, hostile_repo};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant, wait_until};
+use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant, bin, wait_until};
 
 const CONNECT: Duration = Duration::from_secs(30);
 
 async fn setup(tmp: &Path) -> (Controller, Agent) {
+    setup_with(tmp, None).await
+}
+
+async fn setup_with(tmp: &Path, binary: Option<PathBuf>) -> (Controller, Agent) {
     let ctrl = Controller::start(ControllerOptions {
         raw_exec: true,
         ..Default::default()
@@ -19,6 +25,7 @@ async fn setup(tmp: &Path) -> (Controller, Agent) {
         &ctrl,
         AgentOptions {
             env: vec![("TMPDIR".into(), tmp.display().to_string())],
+            binary,
             ..AgentOptions::default()
         },
     )
@@ -53,6 +60,11 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     let listed = listed.iter().find(|a| a["id"] == id.as_str()).unwrap();
     assert_eq!(&listed["sandbox"], sandbox);
     assert_eq!(sandbox["allow_unsandboxed_reads"], false, "{sandbox}");
+    // Reads go through the small launcher beside the agent, and the log says which.
+    assert_eq!(sandbox["launcher"], "vigil-sandbox", "{sandbox}");
+    let small = bin("vigil-sandbox").display().to_string();
+    assert!(agent.log().contains(&small), "{}", agent.log());
+    assert!(!agent.log().contains("slower"), "{}", agent.log());
     if !landlock {
         assert_eq!(sandbox["level"], "none", "{sandbox}");
         let refused = ctrl.api.exec_json(&id, "cat /proc/self/status").await;
@@ -128,4 +140,57 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("NoNewPrivs:\t0"), "{}", out.stdout);
     assert!(marker.exists());
+}
+
+/// The agent binary alone in a directory of its own (a hard link when the file system
+/// allows it, else a copy): there is no `vigil-sandbox` beside it.
+fn lone_agent() -> (tempfile::TempDir, PathBuf) {
+    let built = bin("vigil-agent");
+    let dir = tempfile::Builder::new()
+        .prefix("lone-agent-")
+        .tempdir_in(built.parent().unwrap())
+        .unwrap();
+    let lone = dir.path().join("vigil-agent");
+    if std::fs::hard_link(&built, &lone).is_err() {
+        std::fs::copy(&built, &lone).unwrap();
+    }
+    (dir, lone)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_vigil_sandbox_the_agent_launches_reads_itself_still_confined() {
+    let landlock = has_landlock();
+    let tmp = tempfile::tempdir().unwrap();
+    let (_dir, lone) = lone_agent();
+    let (ctrl, agent) = setup_with(tmp.path(), Some(lone)).await;
+    let id = agent.state.id.clone();
+    let facts_seen = wait_until(CONNECT, || async {
+        ctrl.api
+            .agents()
+            .await
+            .iter()
+            .any(|a| a["id"] == id.as_str() && a["sandbox"]["level"].is_string())
+    })
+    .await;
+    assert!(facts_seen, "{:?}", ctrl.api.agents().await);
+    let listed = ctrl.api.agents().await;
+    let sandbox = &listed.iter().find(|a| a["id"] == id.as_str()).unwrap()["sandbox"];
+    assert_eq!(sandbox["launcher"], "vigil-agent sandbox-exec", "{sandbox}");
+    let log = agent.log();
+    assert!(
+        log.contains("there is no vigil-sandbox beside") && log.contains("WARN"),
+        "{log}"
+    );
+    if !landlock {
+        assert_eq!(sandbox["level"], "none", "{sandbox}");
+        return;
+    }
+    let out = ctrl
+        .api
+        .exec_json(&id, "cat /proc/self/status")
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("NoNewPrivs:\t1"), "{}", out.stdout);
+    assert!(out.stdout.contains("Seccomp:\t2"), "{}", out.stdout);
 }

@@ -1,13 +1,18 @@
-//! `vigil-agent sandbox-exec`: the tiny launcher every host read goes through. It runs as
-//! a child of the agent, confines itself (capabilities, no_new_privs, Landlock, seccomp,
-//! in that order) and then replaces itself with the command, which inherits every
-//! restriction. Confining the launcher itself, instead of the child between fork and
-//! exec, needs no `unsafe`.
+//! The launcher every host read goes through: `vigil-sandbox` (its own small binary,
+//! `src/bin/vigil-sandbox.rs`) or, when that is missing, `vigil-agent sandbox-exec`. It
+//! runs as a child of the agent, confines itself (capabilities, no_new_privs, Landlock,
+//! seccomp, in that order) and then replaces itself with the command, which inherits
+//! every restriction. Confining the launcher itself, instead of the child between fork
+//! and exec, needs no `unsafe`. [`main`] is the whole program; with `--probe` it prints
+//! what it could enforce as JSON and exits.
 
+use super::args::LauncherArgs;
 use super::{Enforced, Report, caps, landlock, seccomp};
+use std::ffi::OsString;
+use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
 /// Exit status of the launcher when it refuses or fails before the command runs (the
 /// shell's "cannot execute").
@@ -50,4 +55,45 @@ pub fn exec(
     }
     let error = Command::new(program).args(args).exec();
     format!("could not run {program}: {error}")
+}
+
+/// The launcher as a program: parse `args` (without the program name or subcommand) and
+/// run; never returns when the command starts. `name` prefixes error messages.
+pub fn main(name: &str, args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args = match LauncherArgs::parse(args) {
+        Ok(args) => args,
+        Err(reason) => return fail(name, &reason),
+    };
+    if args.probe {
+        return probe(name, args.scratch);
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return fail(name, "no command given after --");
+    };
+    let reason = exec(
+        args.scratch.as_deref(),
+        args.allow_unsandboxed,
+        program,
+        rest,
+    );
+    fail(name, &reason)
+}
+
+fn probe(name: &str, scratch: Option<PathBuf>) -> ExitCode {
+    let report = match confine(scratch.as_deref()) {
+        Ok(report) => report,
+        Err(reason) => return fail(name, &reason),
+    };
+    let printed = serde_json::to_string(&report)
+        .map_err(io::Error::other)
+        .and_then(|json| writeln!(io::stdout().lock(), "{json}"));
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(name, &e.to_string()),
+    }
+}
+
+fn fail(name: &str, reason: &str) -> ExitCode {
+    let _ = writeln!(io::stderr().lock(), "{name}: {reason}");
+    ExitCode::from(LAUNCH_FAILED)
 }

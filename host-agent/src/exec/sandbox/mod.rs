@@ -1,30 +1,35 @@
 //! The read sandbox: every READ that runs on the agent's own host is confined by the
 //! kernel so that it cannot write, whatever the command turns out to do.
 //!
-//! The agent does not run a read directly. It starts itself as a launcher,
-//! `vigil-agent sandbox-exec --scratch DIR -- bash -c CMD` ([`launcher`]), which drops
-//! the capabilities a read never needs ([`caps`]), sets no_new_privs, restricts itself
-//! with Landlock ([`landlock`]: no filesystem write, create, remove, rename or truncate
-//! except `/dev/null` and a fresh scratch directory, no TCP bind, no signals or abstract
-//! UNIX sockets outside the sandbox) and seccomp ([`seccomp`]: mount, reboot, modules,
-//! clock, tracing, namespaces, keyrings, file metadata… answer `EPERM`), then execs the
-//! command. The scratch directory ([`scratch`]) is the read's `TMPDIR` and is removed
-//! when it ends; [`read_env`] adds the environment that pins off programs that tools load
-//! from configuration (git's fsmonitor, pager, external diff, …).
+//! The agent does not run a read directly. It starts a launcher,
+//! `vigil-sandbox --scratch DIR -- bash -c CMD` (a small binary installed beside the
+//! agent; [`choice`] falls back to `vigil-agent sandbox-exec` when it is missing), which
+//! ([`launcher`]) drops the capabilities a read never needs ([`caps`]), sets
+//! no_new_privs, restricts itself with Landlock ([`landlock`]: no filesystem write,
+//! create, remove, rename or truncate except `/dev/null` and a fresh scratch directory,
+//! no TCP bind, no signals or abstract UNIX sockets outside the sandbox) and seccomp
+//! ([`seccomp`]: mount, reboot, modules, clock, tracing, namespaces, keyrings, file
+//! metadata… answer `EPERM`), then execs the command. The scratch directory ([`scratch`])
+//! is the read's `TMPDIR` and is removed when it ends; [`read_env`] adds the environment
+//! that pins off programs that tools load from configuration (git's fsmonitor, pager,
+//! external diff, …).
 //!
-//! At startup [`ReadSandbox::detect`] runs the launcher once in probe mode to learn what
-//! the kernel enforces; the result is logged and sent in the host facts. Without Landlock
-//! the agent refuses host reads unless it was started with `--allow-unsandboxed-reads`.
-//! Approved writes (with a grant) and reads in guests, containers and pods do not use
-//! this sandbox (see `docs/sandbox.md`).
+//! At startup [`ReadSandbox::detect`] picks the launcher and runs it once in probe mode
+//! to learn what the kernel enforces; the result is logged and sent in the host facts.
+//! Without Landlock the agent refuses host reads unless it was started with
+//! `--allow-unsandboxed-reads`. Approved writes (with a grant) and reads in guests,
+//! containers and pods do not use this sandbox (see `docs/sandbox.md`).
 
+pub mod args;
 pub mod caps;
+pub mod choice;
 pub mod landlock;
 pub mod launcher;
 pub mod read_env;
 pub mod scratch;
 pub mod seccomp;
 
+pub use choice::{Launcher, SANDBOX_BINARY};
 pub use landlock::Enforced;
 pub use scratch::Scratch;
 
@@ -88,34 +93,39 @@ mod enforced_name {
 /// How this agent runs host reads, fixed at startup.
 #[derive(Debug, Clone)]
 pub struct ReadSandbox {
-    /// The `vigil-agent` binary; `None` runs reads directly (unit tests only).
-    launcher: Option<PathBuf>,
+    /// The launcher; `None` runs reads directly (unit tests only).
+    launcher: Option<Launcher>,
+    /// Why the agent fell back to `vigil-agent sandbox-exec`, if it did.
+    fallback: Option<String>,
     /// What the probe found, or why it failed.
     probe: Result<Report, String>,
     allow_unsandboxed: bool,
 }
 
 impl ReadSandbox {
-    /// Probe what the kernel enforces by running `launcher sandbox-exec --probe` once.
-    pub fn detect(launcher: PathBuf, allow_unsandboxed: bool) -> Self {
-        let probe = Command::new(&launcher)
-            .args([SUBCOMMAND, "--probe"])
-            .env_clear()
-            .output()
-            .map_err(|e| format!("could not start {}: {e}", launcher.display()))
-            .and_then(|out| {
-                serde_json::from_slice::<Report>(&out.stdout).map_err(|e| {
-                    let err = String::from_utf8_lossy(&out.stderr);
-                    format!(
-                        "the sandbox probe failed ({}): {e} {}",
-                        out.status,
-                        err.trim()
-                    )
-                })
-            });
+    /// Pick the launcher for the agent binary `agent` — `vigil-sandbox` beside it when it
+    /// is there and its probe runs, else the agent itself — and learn from the probe what
+    /// the kernel enforces.
+    pub fn detect(agent: PathBuf, allow_unsandboxed: bool) -> Self {
+        let fallback = match Launcher::beside(&agent) {
+            Some(small) => match small.probe() {
+                Ok(report) => {
+                    return ReadSandbox {
+                        launcher: Some(small),
+                        fallback: None,
+                        probe: Ok(report),
+                        allow_unsandboxed,
+                    };
+                }
+                Err(error) => error,
+            },
+            None => format!("there is no {SANDBOX_BINARY} beside {}", agent.display()),
+        };
+        let launcher = Launcher::Agent(agent);
         ReadSandbox {
+            probe: launcher.probe(),
             launcher: Some(launcher),
-            probe,
+            fallback: Some(fallback),
             allow_unsandboxed,
         }
     }
@@ -126,6 +136,7 @@ impl ReadSandbox {
     pub fn off() -> Self {
         ReadSandbox {
             launcher: None,
+            fallback: None,
             probe: Err("off in unit tests".into()),
             allow_unsandboxed: true,
         }
@@ -134,15 +145,26 @@ impl ReadSandbox {
     /// A sandbox whose probe found `probe`, launched by `launcher` (tests).
     #[cfg(test)]
     pub fn with_probe(
-        launcher: PathBuf,
+        launcher: Launcher,
         probe: Result<Report, String>,
         allow_unsandboxed: bool,
     ) -> Self {
         ReadSandbox {
             launcher: Some(launcher),
+            fallback: None,
             probe,
             allow_unsandboxed,
         }
+    }
+
+    /// The launcher reads go through (`None` only in unit tests).
+    pub fn launcher(&self) -> Option<&Launcher> {
+        self.launcher.as_ref()
+    }
+
+    /// Why the agent launches reads with itself instead of `vigil-sandbox`, if it does.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
     }
 
     /// `full`, `partial` or `none`.
@@ -182,8 +204,8 @@ impl ReadSandbox {
     pub fn command(&self, shell: &Path, command: &str, scratch: &Path) -> Command {
         let mut cmd = match &self.launcher {
             Some(launcher) => {
-                let mut cmd = Command::new(launcher);
-                cmd.arg(SUBCOMMAND).arg("--scratch").arg(scratch);
+                let mut cmd = launcher.command();
+                cmd.arg("--scratch").arg(scratch);
                 if self.allow_unsandboxed {
                     cmd.arg("--allow-unsandboxed");
                 }
@@ -207,6 +229,7 @@ impl ReadSandbox {
             level: self.level().to_owned(),
             allow_unsandboxed_reads: self.allow_unsandboxed,
             error: self.probe.as_ref().err().cloned().unwrap_or_default(),
+            launcher: self.launcher.as_ref().map_or("", Launcher::kind).to_owned(),
         }
     }
 }

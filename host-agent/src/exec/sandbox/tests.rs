@@ -20,7 +20,7 @@ fn levels_follow_what_the_kernel_enforced() {
 
 #[test]
 fn without_landlock_reads_are_refused_unless_allowed() {
-    let launcher = PathBuf::from("/usr/local/bin/vigil-agent");
+    let launcher = Launcher::Small(PathBuf::from("/usr/local/bin/vigil-sandbox"));
     let none = Ok(report(Enforced::None, true));
     let refused = ReadSandbox::with_probe(launcher.clone(), none.clone(), false);
     let reason = refused.refusal().unwrap();
@@ -40,12 +40,13 @@ fn without_landlock_reads_are_refused_unless_allowed() {
     let full = ReadSandbox::with_probe(launcher, Ok(report(Enforced::Full, true)), false);
     assert_eq!(full.refusal(), None);
     assert_eq!(full.facts().landlock_abi, 6);
+    assert_eq!(full.facts().launcher, "vigil-sandbox");
 }
 
 #[test]
 fn a_read_goes_through_the_launcher_with_its_scratch_directory() {
     let allowed = ReadSandbox::with_probe(
-        PathBuf::from("/opt/vigil-agent"),
+        Launcher::Agent(PathBuf::from("/opt/vigil-agent")),
         Ok(report(Enforced::None, false)),
         true,
     );
@@ -67,6 +68,25 @@ fn a_read_goes_through_the_launcher_with_its_scratch_directory() {
             "-c",
             "uptime"
         ]
+    );
+}
+
+#[test]
+fn the_small_launcher_takes_the_same_flags_without_the_subcommand() {
+    let small = ReadSandbox::with_probe(
+        Launcher::Small(PathBuf::from("/opt/vigil-sandbox")),
+        Ok(report(Enforced::Full, true)),
+        false,
+    );
+    let cmd = small.command(Path::new("/bin/bash"), "uptime", Path::new("/tmp/s"));
+    assert_eq!(cmd.get_program(), "/opt/vigil-sandbox");
+    let args: Vec<_> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        args,
+        ["--scratch", "/tmp/s", "--", "/bin/bash", "-c", "uptime"]
     );
 }
 
