@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::elements::Element;
+use fantoccini::error::{CmdError, ErrorStatus};
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{Value, json};
@@ -194,9 +195,23 @@ impl Browser {
         self.find(css).await.send_keys(text).await.expect("type");
     }
 
-    /// Clicks the element matching `css`.
+    /// Clicks the element matching `css`. A page that re-renders the element between the
+    /// find and the click (a list refreshed as the search is typed) makes it stale: it is
+    /// found again, for up to [`WAIT`].
     pub async fn click(&self, css: &str) {
-        self.find(css).await.click().await.expect("click");
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match self.find(css).await.click().await {
+                Ok(_) => return,
+                Err(CmdError::Standard(e))
+                    if e.error == ErrorStatus::StaleElementReference
+                        && Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => self.fail(&format!("click on {css:?}: {e}")).await,
+            }
+        }
     }
 
     /// Signs in with `token` and waits for the chat.
