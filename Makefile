@@ -12,6 +12,11 @@
 #   make fleet   FLEET_AGENTS simulated agents (default 1000, vigil-fleet) on a release
 #                controller: connect time, memory per agent, idle CPU, GET /api/agents
 #                latency, fan-out time and results lost (docs/fleet.md)
+#   make agent   the agent as it ships: target/release-agent/vigil-agent (fat LTO, linked
+#                with lld in its hot-code order when lld is installed; README "Building the
+#                agent")
+#   make agent-order  remake host-agent/link-order.txt, the agent's hot-code order, from
+#                a run under valgrind (needs valgrind and lld; after dependency updates)
 #   make soak    SOAK_AGENTS (10000) simulated agents for SOAK_MINUTES (30): repeated
 #                fan-outs, reconnecting waves, one controller restart; memory and fds
 #                sampled (not in CI)
@@ -36,7 +41,7 @@ SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) 
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
 
-.PHONY: all build run test lint fmt bench fuzz eval oracle fleet soak
+.PHONY: all build run test lint fmt bench fuzz eval oracle fleet soak agent agent-order
 
 all: build
 
@@ -75,6 +80,13 @@ eval:
 # The fleet benchmark: a release controller and FLEET_AGENTS simulated agents (docs/fleet.md).
 fleet:
 	CARGO=$(CARGO) tests/benches/fleet.sh
+
+# The agent that ships, and the hot-code order it is linked with (host-agent/build.rs).
+agent:
+	$(CARGO) build --profile release-agent -p vigil-agent
+
+agent-order:
+	host-agent/benches/link-order.sh
 
 # The soak of the fleet (tests/benches/soak.sh); not part of CI.
 soak:

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# make agent-order: writes host-agent/link-order.txt, the hot-code order the release agent
+# is linked with (host-agent/build.rs; BENCHMARKS.md, "Agent link"). It links the release
+# agent with its symbols kept (the same profile, so the same symbol names), runs it under valgrind's callgrind against a debug controller (start, enrol, connect,
+# discover, heartbeat for IDLE seconds, run READS host reads and one fan-out), and lists
+# every function of the agent's own binary that ran, most-run first. lld then lays those
+# sections out together at the start of `.text`. Needs valgrind and lld (Debian packages).
+#
+#   IDLE=60 READS=3 host-agent/benches/link-order.sh
+#
+# Rerun it after a dependency or toolchain change (symbol hashes change with them); a
+# stale file only costs idle memory, never correctness.
+set -euo pipefail
+
+IDLE="${IDLE:-60}"
+READS="${READS:-3}"
+HTTP_PORT="${HTTP_PORT:-18660}"
+GRPC_PORT="${GRPC_PORT:-18661}"
+cd "$(dirname "$0")/../.."
+out="host-agent/link-order.txt"
+
+for tool in valgrind ld.lld nm; do
+  command -v "$tool" >/dev/null || { echo "link-order: $tool is needed" >&2; exit 1; }
+done
+
+echo "link-order: building the profiling agent (release, symbols kept) and a debug controller"
+work="$(mktemp -d)"
+VIGIL_AGENT_KEEP_SYMBOLS=1 VIGIL_AGENT_LINK_ORDER=0 \
+  cargo build --profile release-agent -p vigil-agent --bin vigil-agent
+cp target/release-agent/vigil-agent "$work/vigil-agent"
+cargo build -p vigil-controller --bin vigil-controller
+agent_bin="$work/vigil-agent"
+ctl="target/debug/vigil-controller"
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$ctl" serve --data-dir "$work/ctl" --http-listen "127.0.0.1:$HTTP_PORT" \
+  --grpc-listen "127.0.0.1:$GRPC_PORT" --local-agent=false 2>"$work/ctl.log" &
+pids+=("$!")
+for _ in $(seq 150); do
+  [[ -s "$work/ctl/admin.token" ]] && curl -fs "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null && break
+  sleep 0.2
+done
+admin="$(cat "$work/ctl/admin.token")"
+token="$("$ctl" token create --data-dir "$work/ctl" | tail -n 1)"
+fingerprint="$("$ctl" ca show --data-dir "$work/ctl" | tail -n 1)"
+
+echo "link-order: enrolling and running the agent under callgrind"
+valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/join.cg" \
+  "$agent_bin" join --url "https://127.0.0.1:$GRPC_PORT" --token "$token" \
+  --ca-fingerprint "$fingerprint" --state-dir "$work/agent" >/dev/null 2>"$work/join.log"
+valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/run.cg" \
+  "$agent_bin" run --state-dir "$work/agent" 2>"$work/agent.log" &
+agent="$!"
+pids+=("$agent")
+
+api() { curl -fsS -H "Authorization: Bearer $admin" "$@"; }
+id=""
+for _ in $(seq 300); do
+  id="$(api "http://127.0.0.1:$HTTP_PORT/api/agents" 2>/dev/null |
+    grep -o '"id":"[^"]*"[^}]*"connected":true' | head -n 1 | cut -d'"' -f4 || true)"
+  [[ -n "$id" ]] && break
+  sleep 1
+done
+[[ -n "$id" ]] || { echo "link-order: the agent did not connect" >&2; tail "$work/agent.log" >&2; exit 1; }
+echo "link-order: agent $id connected; idle for ${IDLE}s, then $READS reads"
+sleep "$IDLE"
+for _ in $(seq "$READS"); do
+  api -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
+    -d "{\"agent\":\"$id\",\"command\":\"uptime\"}" "http://127.0.0.1:$HTTP_PORT/api/exec" >/dev/null
+done
+api -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
+  -d '{"all":true,"command":"df -h /"}' "http://127.0.0.1:$HTTP_PORT/api/exec/fanout" >/dev/null
+kill -TERM "$agent"
+wait "$agent" || true
+
+# Every function of the agent's binary that ran (fn= and cfn= name the functions with
+# cost and the ones called), most instructions first.
+nm --defined-only "$agent_bin" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$work/defined"
+for cg in "$work/join.cg" "$work/run.cg"; do
+  awk '
+    /^c?fn=\([0-9]+\) / { id = $1; sub(/^c?fn=/, "", id); name = $0; sub(/^c?fn=\([0-9]+\) /, "", name); names[id] = name }
+    /^fn=/ { id = $1; sub(/^fn=/, "", id); cur = names[id]; next }
+    /^[0-9+-]/ && cur != "" { split($0, f, " "); cost[cur] += f[2] }
+    END { for (n in names) printf "%d %s\n", cost[names[n]], names[n] }
+  ' "$cg"
+done | sort -k2,2 | awk '{c[$2] += $1} END {for (n in c) print c[n], n}' | sort -k1,1nr |
+  awk '{print $2}' | grep -Fxf "$work/defined" >"$work/order"
+
+{
+  echo "# The release agent's hot-code order (host-agent/build.rs); made by"
+  echo "# host-agent/benches/link-order.sh on $(date -u +%Y-%m-%d): $(wc -l <"$work/order") functions."
+  cat "$work/order"
+} >"$out"
+echo "link-order: wrote $out ($(wc -l <"$work/order") functions of $(wc -l <"$work/defined"))"
+echo "link-order: relinking the release agent with it"
+cargo build --profile release-agent -p vigil-agent --bin vigil-agent
