@@ -44,15 +44,7 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     let id = agent.state.id.clone();
 
     // The facts say what the kernel gave: in the list and in the agent's own facts.
-    let facts_seen = wait_until(CONNECT, || async {
-        ctrl.api
-            .agents()
-            .await
-            .iter()
-            .any(|a| a["id"] == id.as_str() && a["sandbox"]["level"].is_string())
-    })
-    .await;
-    assert!(facts_seen, "{:?}", ctrl.api.agents().await);
+    wait_for_sandbox_facts(&ctrl, &id).await;
     let (code, me) = ctrl.api.get(&format!("/api/agents/{id}")).await;
     assert_eq!(code, 200, "{me}");
     let sandbox = &me["facts"]["sandbox"];
@@ -164,15 +156,7 @@ async fn without_vigil_sandbox_the_agent_launches_reads_itself_still_confined() 
     let (_dir, lone) = lone_agent();
     let (ctrl, agent) = setup_with(tmp.path(), Some(lone)).await;
     let id = agent.state.id.clone();
-    let facts_seen = wait_until(CONNECT, || async {
-        ctrl.api
-            .agents()
-            .await
-            .iter()
-            .any(|a| a["id"] == id.as_str() && a["sandbox"]["level"].is_string())
-    })
-    .await;
-    assert!(facts_seen, "{:?}", ctrl.api.agents().await);
+    wait_for_sandbox_facts(&ctrl, &id).await;
     let listed = ctrl.api.agents().await;
     let sandbox = &listed.iter().find(|a| a["id"] == id.as_str()).unwrap()["sandbox"];
     assert_eq!(sandbox["launcher"], "vigil-agent sandbox-exec", "{sandbox}");
@@ -193,4 +177,17 @@ async fn without_vigil_sandbox_the_agent_launches_reads_itself_still_confined() 
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("NoNewPrivs:\t1"), "{}", out.stdout);
     assert!(out.stdout.contains("Seccomp:\t2"), "{}", out.stdout);
+}
+
+/// Waits until the agent's sandbox facts are listed by `GET /api/agents`.
+async fn wait_for_sandbox_facts(ctrl: &Controller, id: &str) {
+    let facts_seen = wait_until(CONNECT, || async {
+        ctrl.api
+            .agents()
+            .await
+            .iter()
+            .any(|a| a["id"] == id && a["sandbox"]["level"].is_string())
+    })
+    .await;
+    assert!(facts_seen, "{:?}", ctrl.api.agents().await);
 }

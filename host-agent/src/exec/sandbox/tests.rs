@@ -52,10 +52,7 @@ fn a_read_goes_through_the_launcher_with_its_scratch_directory() {
     );
     let cmd = allowed.command(Path::new("/bin/bash"), "uptime", Path::new("/tmp/s"));
     assert_eq!(cmd.get_program(), "/opt/vigil-agent");
-    let args: Vec<_> = cmd
-        .get_args()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let args = args_of(&cmd);
     assert_eq!(
         args,
         [
@@ -80,10 +77,7 @@ fn the_small_launcher_takes_the_same_flags_without_the_subcommand() {
     );
     let cmd = small.command(Path::new("/bin/bash"), "uptime", Path::new("/tmp/s"));
     assert_eq!(cmd.get_program(), "/opt/vigil-sandbox");
-    let args: Vec<_> = cmd
-        .get_args()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let args = args_of(&cmd);
     assert_eq!(
         args,
         ["--scratch", "/tmp/s", "--", "/bin/bash", "-c", "uptime"]
@@ -96,4 +90,11 @@ fn the_report_round_trips_as_json() {
     let text = serde_json::to_string(&r).unwrap();
     assert!(text.contains("\"landlock\":\"partial\""), "{text}");
     assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), r);
+}
+
+/// The arguments of `cmd`, as text.
+fn args_of(cmd: &std::process::Command) -> Vec<String> {
+    cmd.get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }
