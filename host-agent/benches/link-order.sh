@@ -6,13 +6,13 @@
 # every function of the agent's own binary that ran, most-run first. lld then lays those
 # sections out together at the start of `.text`. Needs valgrind and lld (Debian packages).
 #
-#   IDLE=60 READS=3 host-agent/benches/link-order.sh
+#   IDLE=420 READS=3 host-agent/benches/link-order.sh
 #
 # Rerun it after a dependency or toolchain change (symbol hashes change with them); a
 # stale file only costs idle memory, never correctness.
 set -euo pipefail
 
-IDLE="${IDLE:-60}"
+IDLE="${IDLE:-420}"
 READS="${READS:-3}"
 HTTP_PORT="${HTTP_PORT:-18660}"
 GRPC_PORT="${GRPC_PORT:-18661}"
