@@ -16,24 +16,9 @@ STEP="${STEP:-60}"
 HTTP_PORT="${HTTP_PORT:-18640}"
 GRPC_PORT="${GRPC_PORT:-18641}"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$CONTROLLER" serve --data-dir "$work/ctl" --http-listen "127.0.0.1:$HTTP_PORT" \
-  --grpc-listen "127.0.0.1:$GRPC_PORT" --local-agent=false 2>"$work/ctl.log" &
-pids+=("$!")
-for _ in $(seq 100); do
-  [[ -s "$work/ctl/admin.token" ]] && curl -fs "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null && break
-  sleep 0.2
-done
-token="$("$CONTROLLER" token create --data-dir "$work/ctl" | tail -n 1)"
-fingerprint="$("$CONTROLLER" ca show --data-dir "$work/ctl" | tail -n 1)"
+# shellcheck source=host-agent/benches/controller.sh
+source "$(dirname "$0")/controller.sh"
+start_controller "$CONTROLLER"
 "$AGENT" join --url "https://127.0.0.1:$GRPC_PORT" --token "$token" \
   --ca-fingerprint "$fingerprint" --state-dir "$work/agent" >/dev/null 2>&1
 "$AGENT" run --state-dir "$work/agent" 2>"$work/agent.log" &

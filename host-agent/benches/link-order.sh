@@ -24,7 +24,8 @@ for tool in valgrind ld.lld nm; do
 done
 
 echo "link-order: building the profiling agent (release, symbols kept) and a debug controller"
-work="$(mktemp -d)"
+# shellcheck source=host-agent/benches/controller.sh
+source host-agent/benches/controller.sh
 VIGIL_AGENT_KEEP_SYMBOLS=1 VIGIL_AGENT_LINK_ORDER=0 \
   cargo build --profile release-agent -p vigil-agent --bin vigil-agent
 cp target/release-agent/vigil-agent "$work/vigil-agent"
@@ -32,24 +33,8 @@ cargo build -p vigil-controller --bin vigil-controller
 agent_bin="$work/vigil-agent"
 ctl="target/debug/vigil-controller"
 
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$ctl" serve --data-dir "$work/ctl" --http-listen "127.0.0.1:$HTTP_PORT" \
-  --grpc-listen "127.0.0.1:$GRPC_PORT" --local-agent=false 2>"$work/ctl.log" &
-pids+=("$!")
-for _ in $(seq 150); do
-  [[ -s "$work/ctl/admin.token" ]] && curl -fs "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null && break
-  sleep 0.2
-done
+start_controller "$ctl"
 admin="$(cat "$work/ctl/admin.token")"
-token="$("$ctl" token create --data-dir "$work/ctl" | tail -n 1)"
-fingerprint="$("$ctl" ca show --data-dir "$work/ctl" | tail -n 1)"
 
 echo "link-order: enrolling and running the agent under callgrind"
 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/join.cg" \
