@@ -24,6 +24,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         // with the generated method for `rpc Connect`. Callers build their own mTLS
         // `Channel` anyway and use `AgentLinkClient::new(channel)`.
         .build_transport(false)
+        // Small per-stream buffers: see `src/codec.rs`.
+        .codec_path("crate::codec::LinkCodec")
         .compile_fds(descriptors)?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! wire types and the domain types of `vigil-shared` are in [`convert`], used by both the
 //! controller and the agent.
 
+pub mod codec;
 pub mod convert;
 
 /// The `vigil.agent.*` protobuf packages.
