@@ -6,10 +6,10 @@
 #   sh install.sh --uninstall [--purge] [--prefix DIR]
 #
 # The controller's POST /api/join-tokens prints the exact line. The script downloads the
-# agent binary and its read launcher (vigil-sandbox) for this machine's architecture from
-# the controller (with the same TLS key pin), checks each SHA-256 against the
-# X-Vigil-Sha256 header, installs both to $PREFIX/usr/local/bin, enrolls (vigil-agent
-# join) and installs the systemd service (vigil-agent install) unless --no-systemd.
+# agent binary for this machine's architecture from the controller (with the same TLS key
+# pin), checks its SHA-256 against the X-Vigil-Sha256 header, installs it to
+# $PREFIX/usr/local/bin/vigil-agent, enrolls (vigil-agent join) and installs the systemd
+# service (vigil-agent install) unless --no-systemd.
 set -eu
 
 controller=""
@@ -56,7 +56,9 @@ done
 
 bin_dir="$prefix/usr/local/bin"
 agent="$bin_dir/vigil-agent"
-sandbox="$bin_dir/vigil-sandbox"
+# The separate read launcher of earlier agents; the agent confines reads itself now, so a
+# copy left by an earlier install is removed.
+old_launcher="$bin_dir/vigil-sandbox"
 state_dir="$prefix/var/lib/vigil-agent"
 
 if [ "$uninstall" -eq 1 ]; then
@@ -65,7 +67,7 @@ if [ "$uninstall" -eq 1 ]; then
             "$agent" uninstall --state-dir "$state_dir" || die "vigil-agent uninstall failed"
         fi
     fi
-    rm -f "$agent" "$sandbox"
+    rm -f "$agent" "$old_launcher"
     if [ "$purge" -eq 1 ]; then
         rm -rf "$state_dir"
         echo "Removed $agent and $state_dir."
@@ -142,18 +144,10 @@ install_bin() {
 
 fetch vigil-agent "$@" || die "download failed"
 verify vigil-agent
-# The read launcher: without it the agent launches reads with itself, about 2 ms slower
-# each, so a controller that does not serve it (an older one) is not an error.
-with_sandbox=1
-if ! fetch vigil-sandbox "$@"; then
-    echo "The controller serves no vigil-sandbox; the agent will launch reads itself (slower)." >&2
-    with_sandbox=0
-fi
-[ "$with_sandbox" -eq 0 ] || verify vigil-sandbox
 
 mkdir -p "$bin_dir"
-[ "$with_sandbox" -eq 0 ] || install_bin vigil-sandbox
 install_bin vigil-agent
+rm -f "$old_launcher"
 
 "$agent" join --url "$gateway" --token "$token" --ca-fingerprint "$fingerprint" \
     --state-dir "$state_dir" || die "vigil-agent join failed"

@@ -1,17 +1,21 @@
 //! The read sandbox's cost per exec: `bash -c true` started the way the agent starts a
-//! write (directly) and the way it starts a host read (scratch directory, then
-//! `vigil-sandbox --scratch DIR -- bash -c true`, then the scratch directory removed),
-//! and, for comparison, through the fallback launcher `vigil-agent sandbox-exec`. Run
-//! with `cargo bench -p vigil-agent --bench sandbox`; figures go to BENCHMARKS.md.
+//! write (directly) and the way it starts a host read (scratch directory, spawned from a
+//! confined thread, scratch directory removed), and, for comparison, through the launcher
+//! program `vigil-agent sandbox-exec` (one more `execve` per read). Run with
+//! `cargo bench -p vigil-agent --bench sandbox`; figures go to BENCHMARKS.md.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stdout)]
 
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+use tokio::process::Command;
 use vigil_agent::exec::sandbox::read_env;
+use vigil_agent::exec::sandbox::thread::{self, Confinement};
 use vigil_agent::exec::{FIXED_ENV, Scratch, find_shell};
 
 const RUNS: usize = 500;
+const AGENT: &str = env!("CARGO_BIN_EXE_vigil-agent");
 
 fn quiet(cmd: &mut Command) -> &mut Command {
     cmd.env_clear()
@@ -22,27 +26,39 @@ fn quiet(cmd: &mut Command) -> &mut Command {
         .stderr(Stdio::null())
 }
 
-fn direct(shell: &std::path::Path) -> Duration {
+async fn direct(shell: &Path) -> Duration {
     let start = Instant::now();
     let status = quiet(Command::new(shell).args(["-c", "true"]))
         .status()
+        .await
         .unwrap();
     assert!(status.success());
     start.elapsed()
 }
 
-/// A launcher: the program and the arguments before its flags.
-type Launcher<'a> = (&'a str, &'a [&'a str]);
+/// The way the agent runs a host read: from a confined thread.
+async fn on_thread(shell: &Path, base: &Path) -> Duration {
+    let start = Instant::now();
+    let scratch = Scratch::create(base).unwrap();
+    let mut cmd = Command::new(shell);
+    quiet(cmd.args(["-c", "true"])).envs(read_env::vars(&scratch.path().to_string_lossy()));
+    let how = Confinement {
+        scratch: Some(scratch.path().to_owned()),
+        allow_unsandboxed: false,
+    };
+    let status = thread::spawn(cmd, how).await.unwrap().wait().await.unwrap();
+    assert!(status.success(), "the confined run failed");
+    drop(scratch);
+    start.elapsed()
+}
 
-const SMALL: Launcher = (env!("CARGO_BIN_EXE_vigil-sandbox"), &[]);
-const AGENT: Launcher = (env!("CARGO_BIN_EXE_vigil-agent"), &["sandbox-exec"]);
-
-fn sandboxed(launcher: Launcher, shell: &std::path::Path, base: &std::path::Path) -> Duration {
+/// Through the launcher program `vigil-agent sandbox-exec`.
+async fn program(shell: &Path, base: &Path) -> Duration {
     let start = Instant::now();
     let scratch = Scratch::create(base).unwrap();
     let status = quiet(
-        Command::new(launcher.0)
-            .args(launcher.1)
+        Command::new(AGENT)
+            .arg("sandbox-exec")
             .arg("--scratch")
             .arg(scratch.path())
             .arg("--")
@@ -51,6 +67,7 @@ fn sandboxed(launcher: Launcher, shell: &std::path::Path, base: &std::path::Path
     )
     .envs(read_env::vars(&scratch.path().to_string_lossy()))
     .status()
+    .await
     .unwrap();
     assert!(status.success(), "the sandboxed run failed (no Landlock?)");
     drop(scratch);
@@ -69,40 +86,33 @@ fn summary(name: &str, mut times: Vec<Duration>) -> Duration {
     at(0.5)
 }
 
-fn main() {
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
     let shell = find_shell();
     let base = tempfile::tempdir().unwrap();
-    for (name, launcher) in [("vigil-sandbox", SMALL), ("vigil-agent", AGENT)] {
-        let probe = Command::new(launcher.0)
-            .args(launcher.1)
-            .arg("--probe")
-            .output()
-            .unwrap();
-        let report = String::from_utf8_lossy(&probe.stdout);
-        println!("probe of {name}: {}", report.trim());
-    }
+    println!("probe: {:?}", thread::probe(None));
     // Warm the page cache, then interleave so all three see the same machine load.
     for _ in 0..20 {
-        direct(&shell);
-        sandboxed(SMALL, &shell, base.path());
-        sandboxed(AGENT, &shell, base.path());
+        direct(&shell).await;
+        on_thread(&shell, base.path()).await;
+        program(&shell, base.path()).await;
     }
     let mut off = Vec::with_capacity(RUNS);
-    let (mut small, mut agent) = (off.clone(), off.clone());
+    let (mut confined, mut launched) = (off.clone(), off.clone());
     for _ in 0..RUNS {
-        off.push(direct(&shell));
-        small.push(sandboxed(SMALL, &shell, base.path()));
-        agent.push(sandboxed(AGENT, &shell, base.path()));
+        off.push(direct(&shell).await);
+        confined.push(on_thread(&shell, base.path()).await);
+        launched.push(program(&shell, base.path()).await);
     }
     println!("{RUNS} runs of `{} -c true` each:", shell.display());
     let off = summary("direct", off);
-    let small = summary("vigil-sandbox", small);
-    let agent = summary("vigil-agent sandbox-exec", agent);
+    let confined = summary("confined thread (agent)", confined);
+    let launched = summary("vigil-agent sandbox-exec", launched);
     let ms = |on: Duration| (on.as_secs_f64() - off.as_secs_f64()) * 1e3;
     println!(
-        "sandbox cost per exec (p50 difference): {:.3} ms with vigil-sandbox, {:.3} ms with \
-         vigil-agent sandbox-exec",
-        ms(small),
-        ms(agent)
+        "sandbox cost per exec (p50 difference): {:.3} ms from a confined thread, {:.3} ms \
+         through vigil-agent sandbox-exec",
+        ms(confined),
+        ms(launched)
     );
 }

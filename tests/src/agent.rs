@@ -138,6 +138,11 @@ impl Agent {
         self.proc.as_mut().is_some_and(Proc::alive)
     }
 
+    /// The agent process's id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.proc.as_ref().map(|p| p.child.id())
+    }
+
     /// The exit code, once the process has ended.
     pub fn exit_code(&mut self) -> Option<i32> {
         self.proc

@@ -1,9 +1,8 @@
 //! The install script for real: a controller serving its API over TLS (`--http-tls`), the
 //! install line it prints (curl with the key pin, piped to `sh`) into a throw-away prefix,
-//! then the installed agent connecting and launching its reads with the installed
-//! `vigil-sandbox` beside it. And downloads (the agent's, or only the launcher's) whose
-//! bytes do not match the announced SHA-256, which the script must refuse without
-//! installing anything.
+//! then the installed agent connecting and confining its reads. And a download whose bytes
+//! do not match the announced SHA-256, which the script must refuse without installing
+//! anything.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -123,31 +122,31 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
     ));
     assert!(err.contains("pinned public key"), "{err}");
     assert!(!wrong.join("usr/local/bin/vigil-agent").exists());
-    assert!(!wrong.join("usr/local/bin/vigil-sandbox").exists());
 
-    // The line as printed, into a throw-away prefix.
+    // The line as printed, into a throw-away prefix where an earlier install left the
+    // separate read launcher earlier agents had.
     let prefix = tmp.path().join("root");
+    let launcher = prefix.join("usr/local/bin/vigil-sandbox");
+    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
+    std::fs::write(&launcher, b"#!/bin/sh\n").unwrap();
     let (code, out, err) = sh(&format!(
         "{line} --prefix {} --no-systemd",
         prefix.display()
     ));
     assert_eq!(code, 0, "install failed:\n{out}\n{err}");
     assert!(out.contains("SHA-256 verified for vigil-agent"), "{out}");
-    assert!(out.contains("SHA-256 verified for vigil-sandbox"), "{out}");
     let installed = prefix.join("usr/local/bin/vigil-agent");
-    let launcher = prefix.join("usr/local/bin/vigil-sandbox");
     let state = prefix.join("var/lib/vigil-agent");
-    for (path, name) in [(&installed, "vigil-agent"), (&launcher, "vigil-sandbox")] {
-        assert_eq!(
-            std::fs::read(path).unwrap(),
-            std::fs::read(bin(name)).unwrap()
-        );
-        let mode = std::fs::metadata(path).unwrap().permissions();
-        assert_eq!(
-            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
-            0o755
-        );
-    }
+    assert_eq!(
+        std::fs::read(&installed).unwrap(),
+        std::fs::read(bin("vigil-agent")).unwrap()
+    );
+    let mode = std::fs::metadata(&installed).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o755
+    );
+    assert!(!launcher.exists(), "the earlier read launcher was left");
     let identity: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("identity.json")).unwrap())
             .unwrap();
@@ -188,7 +187,7 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         connected,
         "the installed agent did not connect:\n{agent_log}"
     );
-    // It launches reads with the vigil-sandbox installed beside it.
+    // It confines its reads itself, on a thread of its own.
     let agents: Vec<serde_json::Value> = client
         .get(format!("{base}/api/agents"))
         .bearer_auth(&admin)
@@ -199,11 +198,8 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         .await
         .unwrap();
     let me = agents.iter().find(|a| a["id"] == id.as_str()).unwrap();
-    assert_eq!(me["sandbox"]["launcher"], "vigil-sandbox", "{me}");
-    assert!(
-        agent_log.contains(&launcher.display().to_string()),
-        "{agent_log}"
-    );
+    assert_eq!(me["sandbox"]["launcher"], "thread", "{me}");
+    assert!(agent_log.contains("launcher=thread"), "{agent_log}");
 
     // --uninstall --purge removes the binary and the state.
     let script = tmp.path().join("install.sh");
@@ -225,21 +221,12 @@ async fn the_pinned_install_line_installs_an_agent_that_connects() {
         prefix.display()
     ));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(!installed.exists() && !launcher.exists() && !state.exists());
+    assert!(!installed.exists() && !state.exists());
 }
 
-/// What the fake controller gets wrong about one binary (`vigil-agent` or `vigil-sandbox`).
-#[derive(Debug, Clone, Copy)]
-enum Fault {
-    /// Its bytes do not match the X-Vigil-Sha256 header they are sent with.
-    WrongSha256(&'static str),
-    /// It answers 404, as a controller that does not serve it.
-    NotFound(&'static str),
-}
-
-/// A tiny HTTP server: the real install.sh, and binaries (shell scripts that succeed) whose
-/// bytes match the X-Vigil-Sha256 header they are sent with, except as `fault` says.
-async fn lying_server(fault: Fault) -> u16 {
+/// A tiny HTTP server: the real install.sh, and an agent binary (a shell script that
+/// succeeds) whose bytes do not match the X-Vigil-Sha256 header it is sent with.
+async fn lying_server() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let script =
@@ -261,18 +248,15 @@ async fn lying_server(fault: Fault) -> u16 {
                     }
                 }
                 let head = String::from_utf8_lossy(&request).into_owned();
-                let about = |name: &str| head.starts_with(&format!("GET /download/{name}?"));
                 let (status, body, extra) = if head.starts_with("GET /install.sh") {
                     ("200 OK", script, String::new())
-                } else if matches!(fault, Fault::NotFound(name) if about(name)) {
-                    ("404 Not Found", b"not here".to_vec(), String::new())
-                } else {
+                } else if head.starts_with("GET /download/vigil-agent?") {
                     let body = b"#!/bin/sh\necho not the agent\n".to_vec();
-                    let sha = match fault {
-                        Fault::WrongSha256(name) if about(name) => "ab".repeat(32),
-                        _ => sha256(&body),
-                    };
+                    assert_ne!(sha256(&body), "ab".repeat(32));
+                    let sha = "ab".repeat(32);
                     ("200 OK", body, format!("X-Vigil-Sha256: {sha}\r\n"))
+                } else {
+                    ("404 Not Found", b"not here".to_vec(), String::new())
                 };
                 let response = format!(
                     "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
@@ -295,16 +279,9 @@ fn sha256(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out.stdout)[..64].to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_download_that_does_not_match_its_checksum_is_refused() {
-    for lie in ["vigil-agent", "vigil-sandbox"] {
-        refused_when_lying_about(lie).await;
-    }
-}
-
 /// The install line against the fake controller, into `prefix`.
-async fn install_from(fault: Fault, prefix: &Path) -> (i32, String, String) {
-    let port = lying_server(fault).await;
+async fn install_from(prefix: &Path) -> (i32, String, String) {
+    let port = lying_server().await;
     sh(&format!(
         "curl -fsSL http://127.0.0.1:{port}/install.sh | sh -s -- --controller http://127.0.0.1:{port} \
          --insecure-http-ok --url https://127.0.0.1:1 --token vjt_00000000000000000000000000000000 \
@@ -313,32 +290,22 @@ async fn install_from(fault: Fault, prefix: &Path) -> (i32, String, String) {
     ))
 }
 
-async fn refused_when_lying_about(lie: &'static str) {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_that_does_not_match_its_checksum_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("root");
-    let (code, out, err) = install_from(Fault::WrongSha256(lie), &prefix).await;
-    assert_ne!(code, 0, "a tampered {lie} was accepted:\n{out}\n{err}");
+    let (code, out, err) = install_from(&prefix).await;
+    assert_ne!(
+        code, 0,
+        "a tampered vigil-agent was accepted:\n{out}\n{err}"
+    );
     assert!(err.contains("checksum mismatch"), "{err}");
-    assert!(err.contains(lie), "{err}");
+    assert!(err.contains("vigil-agent"), "{err}");
     assert!(
         !prefix.join("usr/local/bin").exists(),
         "something was installed"
     );
     assert!(!prefix.join("var/lib/vigil-agent").exists());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_controller_without_vigil_sandbox_still_installs_the_agent() {
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = tmp.path().join("root");
-    let (code, out, err) = install_from(Fault::NotFound("vigil-sandbox"), &prefix).await;
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert!(err.contains("serves no vigil-sandbox"), "{err}");
-    assert!(prefix.join("usr/local/bin/vigil-agent").exists(), "{out}");
-    assert!(
-        !prefix.join("usr/local/bin/vigil-sandbox").exists(),
-        "{out}"
-    );
 }
 
 #[tokio::test]

@@ -1,6 +1,5 @@
 //! One-line agent installation: `GET /install.sh` (the POSIX script in `deploy/`),
-//! `GET /download/vigil-agent?arch=…` and `GET /download/vigil-sandbox?arch=…` (the agent
-//! binary and the small launcher of its host reads, each with its SHA-256 in
+//! `GET /download/vigil-agent?arch=…` (an agent binary with its SHA-256 in
 //! `X-Vigil-Sha256`) and [`InstallSite`], which writes the install line that
 //! `POST /api/join-tokens` returns. The site reaches handlers as a request extension.
 
@@ -28,8 +27,6 @@ pub const SHA256_HEADER: &str = "x-vigil-sha256";
 pub const ARCHES: [&str; 2] = ["x86_64", "aarch64"];
 /// The agent binary.
 pub const AGENT: &str = "vigil-agent";
-/// The agent's small read launcher, installed beside it.
-pub const SANDBOX: &str = "vigil-sandbox";
 
 /// What install lines and downloads need to know about this controller.
 #[derive(Debug, Clone)]
@@ -123,7 +120,7 @@ pub async fn script() -> Response {
         .into_response()
 }
 
-/// The query of `GET /download/vigil-agent` and `GET /download/vigil-sandbox`.
+/// The query of `GET /download/vigil-agent`.
 #[derive(Debug, Deserialize)]
 pub struct DownloadQuery {
     /// `x86_64` or `aarch64`; this host's architecture when absent.
@@ -135,7 +132,7 @@ pub fn agent_binary(dir: &Path, arch: &str) -> Result<PathBuf> {
     binary(dir, AGENT, arch)
 }
 
-/// The binary `name` ([`AGENT`] or [`SANDBOX`]) for `arch` in `dir`: `<name>-<arch>`, or
+/// The binary `name` (such as [`AGENT`]) for `arch` in `dir`: `<name>-<arch>`, or
 /// `<name>` when `arch` is this host's architecture.
 pub fn binary(dir: &Path, name: &str, arch: &str) -> Result<PathBuf> {
     if !ARCHES.contains(&arch) {
@@ -184,14 +181,6 @@ pub async fn download(
     Query(query): Query<DownloadQuery>,
 ) -> Result<Response> {
     serve(&site, AGENT, query).await
-}
-
-/// `GET /download/vigil-sandbox?arch=…`: streams the read launcher ([`serve`]).
-pub async fn download_sandbox(
-    Extension(site): Extension<Arc<InstallSite>>,
-    Query(query): Query<DownloadQuery>,
-) -> Result<Response> {
-    serve(&site, SANDBOX, query).await
 }
 
 /// Streams the binary `name` for the query's architecture; `X-Vigil-Sha256` is the hash of
@@ -267,11 +256,8 @@ mod tests {
             agent_binary(tmp.path(), "mips"),
             Err(Error::NotFound(_))
         ));
-        let missing = binary(tmp.path(), SANDBOX, "aarch64");
-        assert!(matches!(missing, Err(Error::NotFound(m)) if m.contains("vigil-sandbox")));
-        std::fs::write(tmp.path().join("vigil-sandbox-aarch64"), b"arm").unwrap();
-        let arm = binary(tmp.path(), SANDBOX, "aarch64").unwrap();
-        assert!(arm.ends_with("vigil-sandbox-aarch64"));
+        let missing = binary(tmp.path(), "vigil-other", "aarch64");
+        assert!(matches!(missing, Err(Error::NotFound(m)) if m.contains("vigil-other")));
         assert!(INSTALL_SH.starts_with("#!/bin/sh"));
     }
 }

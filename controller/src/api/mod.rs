@@ -145,7 +145,6 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/install.sh", get(install::script))
         .route("/download/vigil-agent", get(install::download))
-        .route("/download/vigil-sandbox", get(install::download_sandbox))
         .merge(api)
         .merge(crate::web::router())
         .fallback(not_found)

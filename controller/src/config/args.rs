@@ -95,9 +95,8 @@ pub struct ServeArgs {
           default_missing_value = "true", value_parser = BoolishValueParser::new(), value_name = "BOOL")]
     pub install_trust_system_roots: Option<bool>,
     /// [key agent_dir] Directory of the agent binaries served by GET /download/vigil-agent
-    /// and GET /download/vigil-sandbox (vigil-agent-x86_64, vigil-agent-aarch64, or
-    /// vigil-agent for this host's architecture; the same for vigil-sandbox, the agent's
-    /// read launcher). Default: the directory of this binary.
+    /// (vigil-agent-x86_64, vigil-agent-aarch64, or vigil-agent for this host's
+    /// architecture). Default: the directory of this binary.
     #[arg(long, env = ENV_AGENT_DIR, value_name = "DIR")]
     pub agent_dir: Option<PathBuf>,
     /// [key public_url] The URL hosts reach the HTTP API at, used in install lines (for

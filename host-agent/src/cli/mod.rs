@@ -75,9 +75,8 @@ enum Command {
 pub fn main() -> ExitCode {
     let mut args = std::env::args_os();
     if args.nth(1).is_some_and(|first| first == SANDBOX_EXEC) {
-        // The fallback launcher of a read when `vigil-sandbox` is missing (hidden; started
-        // by the agent itself, not by people): no clap, no logging, no runtime, one
-        // thread until it execs.
+        // The read confinement as a program, for diagnosis and tests (hidden): no clap,
+        // no logging, no runtime, one thread until it execs.
         return launcher::main("vigil-agent sandbox-exec", args);
     }
     let cli = Cli::parse();

@@ -62,22 +62,12 @@ pub async fn run(args: RunArgs) -> Result<()> {
     link::run(runtime, shutdown).await
 }
 
-/// Pick the read launcher beside this binary (`vigil-sandbox`, else this binary itself),
-/// probe the read sandbox with it, and log what it found.
+/// Probe the read sandbox (one throw-away confined thread) and log what it found.
 fn detect_sandbox(allow_unsandboxed: bool) -> Result<ReadSandbox> {
-    let me = std::env::current_exe().map_err(|e| Error::io("find the agent's own binary", e))?;
-    let sandbox = ReadSandbox::detect(me, allow_unsandboxed);
+    let sandbox = ReadSandbox::detect(allow_unsandboxed);
     let facts = sandbox.facts();
-    if let Some(reason) = sandbox.fallback() {
-        warn!(
-            %reason,
-            "host reads are launched by vigil-agent sandbox-exec, about 2 ms slower each; \
-             install vigil-sandbox beside vigil-agent"
-        );
-    }
     info!(
         launcher = %facts.launcher,
-        path = %sandbox.launcher().map(|l| l.path().display().to_string()).unwrap_or_default(),
         level = %facts.level,
         landlock_abi = facts.landlock_abi,
         seccomp = facts.seccomp,

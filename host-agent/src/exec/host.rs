@@ -1,8 +1,8 @@
 //! The host runner: `bash -c CMD` (or `sh -c` where bash is missing) in a new process
 //! group, with the environment cleared and set to a fixed list.
 
-use super::Runner;
 use super::sandbox::{ReadSandbox, read_env};
+use super::{Process, Runner};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -84,16 +84,21 @@ impl Runner for HostRunner {
 }
 
 impl HostRunner {
-    /// The process for `command` as a read: through `sandbox`'s launcher, with the fixed
+    /// The process for `command` as a read: confined as `sandbox` says, with the fixed
     /// environment, the read pins of [`read_env`] and `scratch` as `TMPDIR`.
-    pub fn read_command(&self, sandbox: &ReadSandbox, command: &str, scratch: &Path) -> Command {
-        let mut cmd = sandbox.command(&self.shell, command, scratch);
-        cmd.env_clear()
+    pub fn read_command(&self, sandbox: &ReadSandbox, command: &str, scratch: &Path) -> Process {
+        let mut cmd = Command::new(&self.shell);
+        cmd.arg("-c")
+            .arg(command)
+            .env_clear()
             .envs(FIXED_ENV)
             .envs(read_env::vars(&scratch.to_string_lossy()))
             .current_dir("/")
             .stdin(Stdio::null())
             .process_group(0);
-        cmd
+        Process {
+            command: cmd,
+            confine: sandbox.confinement(scratch),
+        }
     }
 }

@@ -23,7 +23,7 @@ pub mod pump;
 pub mod sandbox;
 
 pub use host::{FIXED_ENV, HostRunner, find_shell};
-pub use process::supervise;
+pub use process::{Process, supervise};
 pub use pump::{Outcome, send_finished};
 pub use sandbox::{ReadSandbox, Scratch};
 
@@ -165,12 +165,12 @@ impl Executor {
         &self,
         mode: Mode,
         command: &str,
-    ) -> Result<(std::process::Command, Option<Scratch>), Refusal> {
+    ) -> Result<(Process, Option<Scratch>), Refusal> {
         if mode == Mode::Write {
             return self
                 .host
                 .command(&ExecTarget::Host, command)
-                .map(|c| (c, None))
+                .map(|c| (c.into(), None))
                 .map_err(|reason| Refusal {
                     code: RejectCode::ExecutionFailed,
                     reason,

@@ -2,6 +2,7 @@
 //! backend of the [`pump`](super::pump) (host commands, `pct exec`, the Proxmox tools).
 
 use super::pump::{Exit, Kill, Outcome, Piece, Pump, Stop, read_into};
+use super::sandbox::{self, Confinement};
 use super::{Limits, rejected};
 use crate::guard::RejectCode;
 use crate::inventory::BoxFuture;
@@ -60,7 +61,24 @@ impl Drop for GroupKill {
     }
 }
 
-/// Start `command` and forward its events until it has ended and been reaped.
+/// A process to start: the command, and for a host read how to confine it.
+#[derive(Debug)]
+pub struct Process {
+    pub command: std::process::Command,
+    /// Spawn from a confined thread ([`sandbox::thread`]); `None` spawns as it is.
+    pub confine: Option<Confinement>,
+}
+
+impl From<std::process::Command> for Process {
+    fn from(command: std::process::Command) -> Self {
+        Process {
+            command,
+            confine: None,
+        }
+    }
+}
+
+/// Start `process` and forward its events until it has ended and been reaped.
 ///
 /// On timeout, cancellation, the output cap, or a closed event channel the pump has the
 /// whole process group SIGKILLed. When the command's own process ends, whatever it left
@@ -68,11 +86,12 @@ impl Drop for GroupKill {
 /// process that cannot start is announced with one `Rejected` event and `None`.
 pub async fn supervise(
     request_id: &str,
-    command: std::process::Command,
+    process: impl Into<Process>,
     limits: Limits,
     cancel: CancellationToken,
     events: &mpsc::Sender<ExecEvent>,
 ) -> Option<Outcome> {
+    let Process { command, confine } = process.into();
     let mut command = tokio::process::Command::from(command);
     command
         .stdin(Stdio::null())
@@ -80,7 +99,11 @@ pub async fn supervise(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let started = tokio::time::Instant::now();
-    let spawned = command.spawn().and_then(|child| match child.id() {
+    let spawned = match confine {
+        Some(how) => sandbox::thread::spawn(command, how).await,
+        None => command.spawn(),
+    };
+    let spawned = spawned.and_then(|child| match child.id() {
         Some(pid) => Ok((child, pid)),
         None => Err(std::io::Error::other(
             "the process ended before it was seen",

@@ -1,12 +1,8 @@
-//! The launcher run directly: what the kernel refuses a read, and what it still allows.
+//! The confinement run directly (`vigil-agent sandbox-exec`, the same code the agent
+//! applies to a read's thread): what the kernel refuses a read, and what it still allows.
 
-use super::{confined, has_landlock, hostile_repo, probe, probe_fallback};
+use super::{confined, has_landlock, hostile_repo, probe};
 use std::process::Command;
-
-#[test]
-fn both_launchers_enforce_the_same() {
-    assert_eq!(probe(), probe_fallback());
-}
 
 #[test]
 fn the_launcher_refuses_create_truncate_remove_rename_and_bind() {

@@ -1,8 +1,9 @@
-//! The read sandbox, end to end: the launcher (`vigil-sandbox`, and its fallback
-//! `vigil-agent sandbox-exec`) run directly proves what the kernel refuses (create, truncate, remove, rename, bind, signals), and a
-//! real controller and agent prove that host reads run inside it — a hostile repository's
-//! `git status` cannot write, reads carry no_new_privs and seccomp, scratch space works
-//! and is removed — while approved writes run as they are.
+//! The read sandbox, end to end: the confinement as a program (`vigil-agent
+//! sandbox-exec`) run directly proves what the kernel refuses (create, truncate, remove,
+//! rename, bind, signals), and a real controller and agent prove that host reads, spawned
+//! from a confined thread of the agent, run inside it — a hostile repository's `git
+//! status` cannot write, reads carry no_new_privs and seccomp, scratch space works and is
+//! removed, the agent itself stays unconfined — while approved writes run as they are.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // helpers outside #[test] functions
 
@@ -14,18 +15,12 @@ use std::path::Path;
 use std::process::Command;
 use vigil_tests::bin;
 
-/// What `vigil-sandbox --probe` says this kernel enforces.
+/// What `vigil-agent sandbox-exec --probe` says this kernel enforces.
 pub fn probe() -> Value {
-    probe_with(Command::new(bin("vigil-sandbox")).arg("--probe"))
-}
-
-/// What `vigil-agent sandbox-exec --probe` (the fallback launcher) says.
-pub fn probe_fallback() -> Value {
-    probe_with(Command::new(bin("vigil-agent")).args(["sandbox-exec", "--probe"]))
-}
-
-fn probe_with(cmd: &mut Command) -> Value {
-    let out = cmd.output().expect("probe runs");
+    let out = Command::new(bin("vigil-agent"))
+        .args(["sandbox-exec", "--probe"])
+        .output()
+        .expect("probe runs");
     assert!(
         out.status.success(),
         "{}",
@@ -40,11 +35,11 @@ pub fn has_landlock() -> bool {
     report["landlock_abi"].as_u64().unwrap_or(0) > 0
 }
 
-/// `sh -c script` through `vigil-sandbox` with `scratch` writable; (exit code, stdout,
-/// stderr).
+/// `sh -c script` through `vigil-agent sandbox-exec` with `scratch` writable; (exit
+/// code, stdout, stderr).
 pub fn confined(scratch: &Path, script: &str) -> (i32, String, String) {
-    let out = Command::new(bin("vigil-sandbox"))
-        .arg("--scratch")
+    let out = Command::new(bin("vigil-agent"))
+        .args(["sandbox-exec", "--scratch"])
         .arg(scratch)
         .args(["--", "/bin/sh", "-c", script])
         .env_clear()

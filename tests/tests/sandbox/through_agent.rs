@@ -1,21 +1,17 @@
 //! Host reads through a real controller and agent: facts, no_new_privs and seccomp, a
-//! hostile repository, scratch space, all through the small launcher `vigil-sandbox`; an
-//! agent without it, which falls back to `vigil-agent sandbox-exec` and still confines
-//! its reads; and an approved write, which runs as it is.
+//! hostile repository, scratch space, all spawned from a confined thread of the agent
+//! while the agent's own threads stay as they were; and an approved write, which runs as
+//! it is.
 
 use super::{has_landlock, hostile_repo};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant, bin, wait_until};
+use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant, wait_until};
 
 const CONNECT: Duration = Duration::from_secs(30);
 
 async fn setup(tmp: &Path) -> (Controller, Agent) {
-    setup_with(tmp, None).await
-}
-
-async fn setup_with(tmp: &Path, binary: Option<PathBuf>) -> (Controller, Agent) {
     let ctrl = Controller::start(ControllerOptions {
         raw_exec: true,
         ..Default::default()
@@ -25,7 +21,6 @@ async fn setup_with(tmp: &Path, binary: Option<PathBuf>) -> (Controller, Agent) 
         &ctrl,
         AgentOptions {
             env: vec![("TMPDIR".into(), tmp.display().to_string())],
-            binary,
             ..AgentOptions::default()
         },
     )
@@ -52,11 +47,9 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     let listed = listed.iter().find(|a| a["id"] == id.as_str()).unwrap();
     assert_eq!(&listed["sandbox"], sandbox);
     assert_eq!(sandbox["allow_unsandboxed_reads"], false, "{sandbox}");
-    // Reads go through the small launcher beside the agent, and the log says which.
-    assert_eq!(sandbox["launcher"], "vigil-sandbox", "{sandbox}");
-    let small = bin("vigil-sandbox").display().to_string();
-    assert!(agent.log().contains(&small), "{}", agent.log());
-    assert!(!agent.log().contains("slower"), "{}", agent.log());
+    // Reads are spawned from a confined thread of the agent, and the log says so.
+    assert_eq!(sandbox["launcher"], "thread", "{sandbox}");
+    assert!(agent.log().contains("launcher=thread"), "{}", agent.log());
     if !landlock {
         assert_eq!(sandbox["level"], "none", "{sandbox}");
         let refused = ctrl.api.exec_json(&id, "cat /proc/self/status").await;
@@ -78,6 +71,19 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("NoNewPrivs:\t1"), "{}", out.stdout);
     assert!(out.stdout.contains("Seccomp:\t2"), "{}", out.stdout);
+
+    // The agent confined a thread of its own for that read, and only that thread: every
+    // thread the agent still has is unconfined (the read's thread has ended).
+    let pid = agent.pid().unwrap();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let path = task.unwrap().path().join("status");
+        let Ok(status) = std::fs::read_to_string(&path) else {
+            continue; // a thread that ended meanwhile
+        };
+        let name = status.lines().next().unwrap_or_default();
+        assert!(status.contains("NoNewPrivs:\t0"), "{name}\n{status}");
+        assert!(status.contains("Seccomp:\t0"), "{name}\n{status}");
+    }
 
     // A hostile repository's git status: the answer comes, the hook writes nothing.
     let repo = tempfile::tempdir().unwrap();
@@ -132,51 +138,6 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("NoNewPrivs:\t0"), "{}", out.stdout);
     assert!(marker.exists());
-}
-
-/// The agent binary alone in a directory of its own (a hard link when the file system
-/// allows it, else a copy): there is no `vigil-sandbox` beside it.
-fn lone_agent() -> (tempfile::TempDir, PathBuf) {
-    let built = bin("vigil-agent");
-    let dir = tempfile::Builder::new()
-        .prefix("lone-agent-")
-        .tempdir_in(built.parent().unwrap())
-        .unwrap();
-    let lone = dir.path().join("vigil-agent");
-    if std::fs::hard_link(&built, &lone).is_err() {
-        std::fs::copy(&built, &lone).unwrap();
-    }
-    (dir, lone)
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn without_vigil_sandbox_the_agent_launches_reads_itself_still_confined() {
-    let landlock = has_landlock();
-    let tmp = tempfile::tempdir().unwrap();
-    let (_dir, lone) = lone_agent();
-    let (ctrl, agent) = setup_with(tmp.path(), Some(lone)).await;
-    let id = agent.state.id.clone();
-    wait_for_sandbox_facts(&ctrl, &id).await;
-    let listed = ctrl.api.agents().await;
-    let sandbox = &listed.iter().find(|a| a["id"] == id.as_str()).unwrap()["sandbox"];
-    assert_eq!(sandbox["launcher"], "vigil-agent sandbox-exec", "{sandbox}");
-    let log = agent.log();
-    assert!(
-        log.contains("there is no vigil-sandbox beside") && log.contains("WARN"),
-        "{log}"
-    );
-    if !landlock {
-        assert_eq!(sandbox["level"], "none", "{sandbox}");
-        return;
-    }
-    let out = ctrl
-        .api
-        .exec_json(&id, "cat /proc/self/status")
-        .await
-        .unwrap();
-    assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
-    assert!(out.stdout.contains("NoNewPrivs:\t1"), "{}", out.stdout);
-    assert!(out.stdout.contains("Seccomp:\t2"), "{}", out.stdout);
 }
 
 /// Waits until the agent's sandbox facts are listed by `GET /api/agents`.

@@ -1,44 +1,45 @@
 //! The read sandbox: every READ that runs on the agent's own host is confined by the
 //! kernel so that it cannot write, whatever the command turns out to do.
 //!
-//! The agent does not run a read directly. It starts a launcher,
-//! `vigil-sandbox --scratch DIR -- bash -c CMD` (a small binary installed beside the
-//! agent; [`choice`] falls back to `vigil-agent sandbox-exec` when it is missing), which
-//! ([`launcher`]) drops the capabilities a read never needs ([`caps`]), sets
-//! no_new_privs, restricts itself with Landlock ([`landlock`]: no filesystem write,
-//! create, remove, rename or truncate except `/dev/null` and a fresh scratch directory,
-//! no TCP bind, no signals or abstract UNIX sockets outside the sandbox) and seccomp
-//! ([`seccomp`]: mount, reboot, modules, clock, tracing, namespaces, keyrings, file
-//! metadata… answer `EPERM`), then execs the command. The scratch directory ([`scratch`])
-//! is the read's `TMPDIR` and is removed when it ends; [`read_env`] adds the environment
-//! that pins off programs that tools load from configuration (git's fsmonitor, pager,
-//! external diff, …).
+//! The agent spawns each read from a fresh thread that it has confined first ([`thread`]):
+//! it drops the capabilities a read never needs ([`caps`]), sets no_new_privs, restricts
+//! itself with Landlock ([`landlock`]: no filesystem write, create, remove, rename or
+//! truncate except `/dev/null` and a fresh scratch directory, no TCP bind, no signals or
+//! abstract UNIX sockets outside the sandbox) and seccomp ([`seccomp`]: mount, reboot,
+//! modules, clock, tracing, namespaces, keyrings, file metadata… answer `EPERM`). All of
+//! these belong to the thread, and the read's process, a copy of that thread, inherits
+//! them. The scratch directory ([`scratch`]) is the read's `TMPDIR` and is removed when
+//! it ends; [`read_env`] adds the environment that pins off programs that tools load
+//! from configuration (git's fsmonitor, pager, external diff, …).
 //!
-//! At startup [`ReadSandbox::detect`] picks the launcher and runs it once in probe mode
-//! to learn what the kernel enforces; the result is logged and sent in the host facts.
-//! Without Landlock the agent refuses host reads unless it was started with
-//! `--allow-unsandboxed-reads`. Approved writes (with a grant) and reads in guests,
-//! containers and pods do not use this sandbox (see `docs/sandbox.md`).
+//! The same confinement as a program, [`launcher`] (`vigil-agent sandbox-exec --probe`,
+//! or `--scratch DIR -- CMD`), is there for diagnosis and for the tests.
+//!
+//! At startup [`ReadSandbox::detect`] confines one throw-away thread to learn what the
+//! kernel enforces; the result is logged and sent in the host facts. Without Landlock
+//! the agent refuses host reads unless it was started with `--allow-unsandboxed-reads`.
+//! Approved writes (with a grant) and reads in guests, containers and pods do not use
+//! this sandbox (see `docs/sandbox.md`).
 
 pub mod args;
 pub mod caps;
-pub mod choice;
 pub mod landlock;
 pub mod launcher;
 pub mod read_env;
 pub mod scratch;
 pub mod seccomp;
+pub mod thread;
 
-pub use choice::{Launcher, SANDBOX_BINARY};
 pub use landlock::Enforced;
 pub use scratch::Scratch;
+pub use thread::Confinement;
 
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use vigil_proto::agent::v1::SandboxFacts;
 
-/// The hidden subcommand of `vigil-agent` that launches a read.
+/// The hidden subcommand of `vigil-agent` that runs the confinement as a program
+/// (`--probe`, or `--scratch DIR -- CMD`), for diagnosis and tests.
 pub const SUBCOMMAND: &str = "sandbox-exec";
 
 /// The environment variable behind `--allow-unsandboxed-reads`.
@@ -90,81 +91,47 @@ mod enforced_name {
     }
 }
 
+/// The launcher name in the facts for reads confined on a thread of the agent.
+pub const THREAD_LAUNCHER: &str = "thread";
+
 /// How this agent runs host reads, fixed at startup.
 #[derive(Debug, Clone)]
 pub struct ReadSandbox {
-    /// The launcher; `None` runs reads directly (unit tests only).
-    launcher: Option<Launcher>,
-    /// Why the agent fell back to `vigil-agent sandbox-exec`, if it did.
-    fallback: Option<String>,
+    /// Reads are confined; `false` runs them directly (unit tests only).
+    confined: bool,
     /// What the probe found, or why it failed.
     probe: Result<Report, String>,
     allow_unsandboxed: bool,
 }
 
 impl ReadSandbox {
-    /// Pick the launcher for the agent binary `agent` — `vigil-sandbox` beside it when it
-    /// is there and its probe runs, else the agent itself — and learn from the probe what
-    /// the kernel enforces.
-    pub fn detect(agent: PathBuf, allow_unsandboxed: bool) -> Self {
-        let fallback = match Launcher::beside(&agent) {
-            Some(small) => match small.probe() {
-                Ok(report) => {
-                    return ReadSandbox {
-                        launcher: Some(small),
-                        fallback: None,
-                        probe: Ok(report),
-                        allow_unsandboxed,
-                    };
-                }
-                Err(error) => error,
-            },
-            None => format!("there is no {SANDBOX_BINARY} beside {}", agent.display()),
-        };
-        let launcher = Launcher::Agent(agent);
+    /// Learn what the kernel enforces by confining one throw-away thread.
+    pub fn detect(allow_unsandboxed: bool) -> Self {
         ReadSandbox {
-            probe: launcher.probe(),
-            launcher: Some(launcher),
-            fallback: Some(fallback),
+            confined: true,
+            probe: thread::probe(None),
             allow_unsandboxed,
         }
     }
 
-    /// Reads run directly, unconfined: for the agent's own unit tests, whose binary is
-    /// not `vigil-agent`.
+    /// Reads run directly, unconfined: for the agent's own unit tests.
     #[cfg(test)]
     pub fn off() -> Self {
         ReadSandbox {
-            launcher: None,
-            fallback: None,
+            confined: false,
             probe: Err("off in unit tests".into()),
             allow_unsandboxed: true,
         }
     }
 
-    /// A sandbox whose probe found `probe`, launched by `launcher` (tests).
+    /// A confining sandbox whose probe found `probe` (tests).
     #[cfg(test)]
-    pub fn with_probe(
-        launcher: Launcher,
-        probe: Result<Report, String>,
-        allow_unsandboxed: bool,
-    ) -> Self {
+    pub fn with_probe(probe: Result<Report, String>, allow_unsandboxed: bool) -> Self {
         ReadSandbox {
-            launcher: Some(launcher),
-            fallback: None,
+            confined: true,
             probe,
             allow_unsandboxed,
         }
-    }
-
-    /// The launcher reads go through (`None` only in unit tests).
-    pub fn launcher(&self) -> Option<&Launcher> {
-        self.launcher.as_ref()
-    }
-
-    /// Why the agent launches reads with itself instead of `vigil-sandbox`, if it does.
-    pub fn fallback(&self) -> Option<&str> {
-        self.fallback.as_deref()
     }
 
     /// `full`, `partial` or `none`.
@@ -199,23 +166,13 @@ impl ReadSandbox {
         ))
     }
 
-    /// The process for `shell -c command` as a read, confined, with `scratch` as its
-    /// only writable directory and `TMPDIR`.
-    pub fn command(&self, shell: &Path, command: &str, scratch: &Path) -> Command {
-        let mut cmd = match &self.launcher {
-            Some(launcher) => {
-                let mut cmd = launcher.command();
-                cmd.arg("--scratch").arg(scratch);
-                if self.allow_unsandboxed {
-                    cmd.arg("--allow-unsandboxed");
-                }
-                cmd.arg("--").arg(shell);
-                cmd
-            }
-            None => Command::new(shell),
-        };
-        cmd.arg("-c").arg(command);
-        cmd
+    /// How to confine a read whose only writable directory is `scratch`; `None` when
+    /// reads run directly (unit tests).
+    pub fn confinement(&self, scratch: &Path) -> Option<Confinement> {
+        self.confined.then(|| Confinement {
+            scratch: Some(scratch.to_owned()),
+            allow_unsandboxed: self.allow_unsandboxed,
+        })
     }
 
     /// The facts the controller shows under `facts.sandbox`.
@@ -229,7 +186,7 @@ impl ReadSandbox {
             level: self.level().to_owned(),
             allow_unsandboxed_reads: self.allow_unsandboxed,
             error: self.probe.as_ref().err().cloned().unwrap_or_default(),
-            launcher: self.launcher.as_ref().map_or("", Launcher::kind).to_owned(),
+            launcher: if self.confined { THREAD_LAUNCHER } else { "" }.to_owned(),
         }
     }
 }

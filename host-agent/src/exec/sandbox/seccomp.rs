@@ -9,6 +9,7 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// System calls refused whatever their arguments, by name (for the docs) and number.
 pub fn denied() -> Vec<(&'static str, i64)> {
@@ -115,10 +116,12 @@ pub fn program() -> Result<BpfProgram, String> {
     BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))
 }
 
-/// Install the filter on the calling thread (needs no_new_privs or CAP_SYS_ADMIN).
+/// Install the filter on the calling thread (needs no_new_privs or CAP_SYS_ADMIN). The
+/// program is compiled once per process and kept: the agent confines a thread per read.
 pub fn apply() -> Result<(), String> {
-    let program = program()?;
-    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp apply: {e}"))
+    static PROGRAM: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
+    let program = PROGRAM.get_or_init(program).as_ref()?;
+    seccompiler::apply_filter(program).map_err(|e| format!("seccomp apply: {e}"))
 }
 
 #[cfg(test)]
