@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::process::Command;
-use vigil_agent::exec::sandbox::read_env;
 use vigil_agent::exec::sandbox::thread::{self, Confinement};
+use vigil_agent::exec::sandbox::{caps, landlock, read_env, seccomp};
 use vigil_agent::exec::{FIXED_ENV, Scratch, find_shell};
 
 const RUNS: usize = 500;
@@ -86,11 +86,56 @@ fn summary(name: &str, mut times: Vec<Duration>) -> Duration {
     at(0.5)
 }
 
+/// The confinement's parts, each timed on a fresh thread: (thread start, capabilities,
+/// no_new_privs, Landlock, seccomp).
+fn parts(base: &Path) -> [Duration; 5] {
+    let base = base.to_owned();
+    let start = Instant::now();
+    std::thread::spawn(move || {
+        let started = start.elapsed();
+        let mut lap = Instant::now();
+        let mut next = || {
+            let took = lap.elapsed();
+            lap = Instant::now();
+            took
+        };
+        caps::drop_unneeded().unwrap();
+        let caps = next();
+        rustix::thread::set_no_new_privs(true).unwrap();
+        let nnp = next();
+        landlock::restrict(Some(&base)).unwrap();
+        let landlock = next();
+        seccomp::apply().unwrap();
+        [started, caps, nnp, landlock, next()]
+    })
+    .join()
+    .unwrap()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let shell = find_shell();
     let base = tempfile::tempdir().unwrap();
     println!("probe: {:?}", thread::probe(None));
+    let mut laps: [Vec<Duration>; 5] = Default::default();
+    for _ in 0..RUNS {
+        for (lap, took) in laps.iter_mut().zip(parts(base.path())) {
+            lap.push(took);
+        }
+    }
+    println!("the confinement's parts, {RUNS} fresh threads:");
+    for (name, lap) in [
+        "thread start",
+        "capabilities",
+        "no_new_privs",
+        "landlock",
+        "seccomp",
+    ]
+    .into_iter()
+    .zip(laps)
+    {
+        summary(name, lap);
+    }
     // Warm the page cache, then interleave so all three see the same machine load.
     for _ in 0..20 {
         direct(&shell).await;

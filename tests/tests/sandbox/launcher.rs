@@ -109,3 +109,30 @@ fn a_hostile_repository_runs_its_hook_outside_but_cannot_write_inside_the_launch
         "the hook never ran, so the test proves nothing"
     );
 }
+
+#[test]
+fn seccomp_refuses_what_landlock_does_not_cover_even_in_scratch() {
+    // Landlock allows everything in the scratch directory and does not handle mode,
+    // owner or times at all, nor namespaces: the seccomp filter does. With Landlock or
+    // without (--allow-unsandboxed is not needed: these run under a full sandbox when
+    // Landlock is there, and the test is skipped otherwise).
+    if !has_landlock() {
+        eprintln!("skipped: no Landlock");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path().display();
+    let (code, out, err) = confined(
+        scratch.path(),
+        &format!(
+            "echo x > {s}/f; chmod 600 {s}/f && echo chmod-ok; touch -d @0 {s}/f && echo times-ok; \
+             unshare -U true && echo unshare-ok; cat {s}/f"
+        ),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "x\n", "{err}");
+    for refused in ["chmod", "touch", "unshare"] {
+        assert!(err.contains(refused), "{refused}: {err}");
+    }
+    assert!(err.contains("Operation not permitted"), "{err}");
+}

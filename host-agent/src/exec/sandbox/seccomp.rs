@@ -4,11 +4,7 @@
 //! file metadata changes (mode, owner, extended attributes, times), and clearing the
 //! kernel log — and allows everything else.
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
-use std::collections::BTreeMap;
+use seccompiler::{BpfProgram, sock_filter};
 use std::sync::OnceLock;
 
 /// System calls refused whatever their arguments, by name (for the docs) and number.
@@ -89,31 +85,119 @@ pub fn denied() -> Vec<(&'static str, i64)> {
 
 /// `syslog(2)` actions that change the kernel log or the console: read-clear, clear,
 /// console off, console on, console level.
-pub const DENIED_SYSLOG_ACTIONS: [u64; 5] = [4, 5, 6, 7, 8];
+pub const DENIED_SYSLOG_ACTIONS: [u32; 5] = [4, 5, 6, 7, 8];
 
-/// The compiled filter for this machine's architecture.
+/// `seccomp_data` offsets: the system call number, the audit architecture, and the low
+/// 32 bits of the first argument (little-endian: every architecture the agent builds for).
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+const ARG0_LOW: u32 = 16;
+
+/// On x86_64, system call numbers of the x32 ABI have this bit set.
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// The audit architecture of the native system call ABI (`AUDIT_ARCH_*`).
+fn audit_arch() -> Result<u32, String> {
+    match std::env::consts::ARCH {
+        "x86_64" => Ok(0xC000_003E),
+        "aarch64" => Ok(0xC000_00B7),
+        "riscv64" => Ok(0xC000_00F3),
+        other => Err(format!("seccomp: unsupported architecture {other}")),
+    }
+}
+
+// Classic BPF opcodes (`linux/filter.h`), as the `code` field takes them.
+const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+#[cfg(target_arch = "x86_64")]
+const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+
+const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+const DENY: u32 = libc::SECCOMP_RET_ERRNO | (libc::EPERM.cast_unsigned() & libc::SECCOMP_RET_DATA);
+const KILL: u32 = libc::SECCOMP_RET_KILL_PROCESS;
+
+fn stmt(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// The filter for this machine's architecture, laid out so that the kernel can tell, for
+/// every system call number, that the program allows it without looking at arguments: it
+/// then skips the program for those calls altogether (the seccomp action cache, Linux 5.11
+/// and later). In order:
+///
+/// 1. another architecture (a 32-bit ABI): kill the process;
+/// 2. (x86_64) an x32 system call: `EPERM`;
+/// 3. one comparison per refused call number, each jumping to `EPERM`;
+/// 4. `syslog(2)`: its first argument is compared with [`DENIED_SYSLOG_ACTIONS`]; the one
+///    place that reads an argument, last so that it cannot spoil the cache for the rest;
+/// 5. everything else: allow.
 pub fn program() -> Result<BpfProgram, String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| format!("seccomp: unsupported architecture: {e}"))?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        denied().into_iter().map(|(_, nr)| (nr, vec![])).collect();
-    let syslog = DENIED_SYSLOG_ACTIONS
-        .iter()
-        .map(|action| {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, *action)
-                .and_then(|c| SeccompRule::new(vec![c]))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("seccomp rule: {e}"))?;
-    rules.insert(libc::SYS_syslog, syslog);
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM.cast_unsigned()),
-        arch,
-    )
-    .map_err(|e| format!("seccomp filter: {e}"))?;
-    BpfProgram::try_from(filter).map_err(|e| format!("seccomp compile: {e}"))
+    let mut numbers: Vec<u32> = denied()
+        .into_iter()
+        .map(|(name, nr)| u32::try_from(nr).map_err(|_| format!("seccomp: bad number for {name}")))
+        .collect::<Result<_, _>>()?;
+    numbers.sort_unstable();
+    numbers.dedup();
+    let syslog = u32::try_from(libc::SYS_syslog).map_err(|_| "seccomp: bad syslog number")?;
+    let x32 = usize::from(cfg!(target_arch = "x86_64"));
+    // The program's length, so that every jump can be aimed at the last instruction.
+    let len = 4 + x32 + numbers.len() + 3 + DENIED_SYSLOG_ACTIONS.len() + 2;
+    let deny_at = len - 1;
+    let mut p: Vec<sock_filter> = Vec::with_capacity(len);
+    let to_deny = |from: usize| {
+        u8::try_from(deny_at - from - 1).map_err(|_| "seccomp: the program is too long".to_owned())
+    };
+    p.push(stmt(LD_W_ABS, ARCH));
+    p.push(sock_filter {
+        code: JEQ_K,
+        jt: 1,
+        jf: 0,
+        k: audit_arch()?,
+    });
+    p.push(stmt(RET_K, KILL));
+    p.push(stmt(LD_W_ABS, NR));
+    #[cfg(target_arch = "x86_64")]
+    p.push(sock_filter {
+        code: JGE_K,
+        jt: to_deny(p.len())?,
+        jf: 0,
+        k: X32_SYSCALL_BIT,
+    });
+    for nr in numbers {
+        p.push(sock_filter {
+            code: JEQ_K,
+            jt: to_deny(p.len())?,
+            jf: 0,
+            k: nr,
+        });
+    }
+    p.push(sock_filter {
+        code: JEQ_K,
+        jt: 1,
+        jf: 0,
+        k: syslog,
+    });
+    p.push(stmt(RET_K, ALLOW));
+    p.push(stmt(LD_W_ABS, ARG0_LOW));
+    for action in DENIED_SYSLOG_ACTIONS {
+        p.push(sock_filter {
+            code: JEQ_K,
+            jt: to_deny(p.len())?,
+            jf: 0,
+            k: action,
+        });
+    }
+    p.push(stmt(RET_K, ALLOW));
+    p.push(stmt(RET_K, DENY));
+    debug_assert_eq!(p.len(), len);
+    Ok(p)
 }
 
 /// Install the filter on the calling thread (needs no_new_privs or CAP_SYS_ADMIN). The
@@ -127,14 +211,55 @@ pub fn apply() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn the_filter_compiles_and_names_each_call_once() {
-        assert!(program().is_ok_and(|p| !p.is_empty()));
+        let program = program().unwrap();
         let list = denied();
         let mut numbers: Vec<i64> = list.iter().map(|(_, nr)| *nr).collect();
         numbers.sort_unstable();
         numbers.dedup();
         assert_eq!(numbers.len(), list.len());
+        // One comparison per call, and every jump lands inside the program.
+        let compares = program.iter().filter(|i| i.code == JEQ_K).count();
+        assert_eq!(compares, 1 + list.len() + 1 + DENIED_SYSLOG_ACTIONS.len());
+        let jumps = program.iter().enumerate().filter(|(_, i)| i.code & 0x07 == 0x05);
+        for (at, i) in jumps {
+            assert!(at + 1 + usize::from(i.jt) < program.len(), "{at}");
+            assert!(at + 1 + usize::from(i.jf) < program.len(), "{at}");
+        }
+        assert_eq!(program.last().map(|i| i.k), Some(DENY));
+    }
+
+    /// The filter on a thread of its own: calls on the list fail with `EPERM` (here the
+    /// metadata changes, which Landlock does not cover), everything else still works.
+    #[test]
+    fn the_kernel_refuses_the_listed_calls_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let outcome = std::thread::spawn(move || {
+            rustix::thread::set_no_new_privs(true).unwrap();
+            apply().unwrap();
+            let chmod = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+            let times = std::fs::File::open(&file)
+                .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH));
+            let chown = std::os::unix::fs::chown(&file, None, None);
+            let read = std::fs::read(&file);
+            let write = std::fs::write(&file, b"y");
+            (chmod, times, chown, read, write)
+        })
+        .join()
+        .unwrap();
+        let (chmod, times, chown, read, write) = outcome;
+        for refused in [chmod, times, chown] {
+            assert_eq!(refused.unwrap_err().raw_os_error(), Some(libc::EPERM));
+        }
+        assert_eq!(read.unwrap(), b"x");
+        write.unwrap();
+        // This thread was not confined.
+        let dir2 = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir2.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 }
