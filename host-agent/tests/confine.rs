@@ -1,7 +1,7 @@
-//! The read confinement, both ways the agent has it: on a thread of the agent, from which
-//! it spawns each host read ([`thread::spawn`]), and as the hidden program `vigil-agent
-//! sandbox-exec` (diagnosis). Both enforce the same thing; the agent's other threads are
-//! left as they were.
+//! The read confinement, both ways the agent has it: on threads of the agent (a base
+//! thread confined once, and a read thread per read from which the read is spawned:
+//! [`thread::spawn`]), and as the hidden program `vigil-agent sandbox-exec` (diagnosis).
+//! Both enforce the same thing; the agent's other threads are left as they were.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -125,9 +125,21 @@ async fn a_read_spawned_from_a_confined_thread_is_confined_and_the_agent_is_not(
     }
     std::fs::write(&outside, b"the agent may write").unwrap();
 
-    // Each read gets a thread of its own: a second read is confined the same way.
-    let (_, again, _) = confined_sh(STATUS, &scratch).await;
+    // Each read gets a thread of its own, so Landlock domains do not pile up: a second
+    // read with another scratch directory writes there, and not in the first one.
+    let second = base.path().join("second");
+    std::fs::create_dir(&second).unwrap();
+    let script = format!(
+        "{STATUS}; echo z > {two}/g && echo wrote-second; echo z > {one}/g && echo wrote-first",
+        two = second.display(),
+        one = scratch.display()
+    );
+    let (_, again, _) = confined_sh(&script, &second).await;
     assert!(again.contains("NoNewPrivs:\t1"), "{again}");
+    assert!(again.contains("wrote-second"), "{again}");
+    if landlock {
+        assert!(!again.contains("wrote-first"), "{again}");
+    }
 }
 
 fn own_status() -> String {

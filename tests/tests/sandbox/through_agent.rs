@@ -72,18 +72,30 @@ async fn host_reads_through_the_agent_run_in_the_sandbox_and_writes_do_not() {
     assert!(out.stdout.contains("NoNewPrivs:\t1"), "{}", out.stdout);
     assert!(out.stdout.contains("Seccomp:\t2"), "{}", out.stdout);
 
-    // The agent confined a thread of its own for that read, and only that thread: every
-    // thread the agent still has is unconfined (the read's thread has ended).
+    // The agent confined threads of its own for that read, and only those: its base
+    // thread (confined once, it only starts the read threads) and the read's thread
+    // (gone). Every other thread of the agent is unconfined.
     let pid = agent.pid().unwrap();
+    let mut bases = 0;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let path = task.unwrap().path().join("status");
         let Ok(status) = std::fs::read_to_string(&path) else {
             continue; // a thread that ended meanwhile
         };
         let name = status.lines().next().unwrap_or_default();
+        if name.ends_with("vigil-read-base") {
+            bases += 1;
+            assert!(status.contains("NoNewPrivs:\t1"), "{name}\n{status}");
+            assert!(status.contains("Seccomp:\t2"), "{name}\n{status}");
+            continue;
+        }
+        if name.ends_with("vigil-read-spaw") {
+            continue; // a read's thread in its last moments (it is confined too)
+        }
         assert!(status.contains("NoNewPrivs:\t0"), "{name}\n{status}");
         assert!(status.contains("Seccomp:\t0"), "{name}\n{status}");
     }
+    assert_eq!(bases, 1, "one base thread for all reads");
 
     // A hostile repository's git status: the answer comes, the hook writes nothing.
     let repo = tempfile::tempdir().unwrap();

@@ -18,22 +18,49 @@ use std::process::{Command, ExitCode};
 /// shell's "cannot execute").
 pub const LAUNCH_FAILED: u8 = 126;
 
-/// Confine the calling process for good and say what was enforced. `scratch` is the only
-/// directory the command may write in. Only a failure that leaves the process in an
-/// unknown state is an error; missing kernel features show in the report.
-pub fn confine(scratch: Option<&Path>) -> Result<Report, String> {
+/// What the part of the confinement that does not depend on the read enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Base {
+    pub seccomp: bool,
+    pub no_new_privs: bool,
+    /// The bounding set holds only the capabilities a read keeps.
+    pub capabilities_dropped: bool,
+}
+
+impl Base {
+    /// The whole report, once Landlock has done `landlock`.
+    pub fn with(self, landlock: landlock::Outcome) -> Report {
+        Report {
+            landlock_abi: landlock.abi,
+            landlock: landlock.enforced,
+            seccomp: self.seccomp,
+            no_new_privs: self.no_new_privs,
+            capabilities_dropped: self.capabilities_dropped,
+        }
+    }
+}
+
+/// The part of the confinement that is the same for every read, on the calling thread:
+/// capabilities, no_new_privs, seccomp, in that order. Landlock, which names the read's
+/// scratch directory, comes after ([`landlock::restrict`]).
+pub fn confine_base() -> Result<Base, String> {
     let dropped = caps::drop_unneeded()?;
     rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
-    let landlock = landlock::restrict(scratch)?;
     let seccomp = seccomp::apply().is_ok();
     let no_new_privs = rustix::thread::no_new_privs().unwrap_or(false);
-    Ok(Report {
-        landlock_abi: landlock.abi,
-        landlock: landlock.enforced,
+    Ok(Base {
         seccomp,
         no_new_privs,
         capabilities_dropped: dropped.bounded,
     })
+}
+
+/// Confine the calling thread for good and say what was enforced. `scratch` is the only
+/// directory the command may write in. Only a failure that leaves the thread in an
+/// unknown state is an error; missing kernel features show in the report.
+pub fn confine(scratch: Option<&Path>) -> Result<Report, String> {
+    let base = confine_base()?;
+    Ok(base.with(landlock::restrict(scratch)?))
 }
 
 /// Confine this process, then exec `program` with `args`. Returns only on failure, with

@@ -224,7 +224,10 @@ mod tests {
         // One comparison per call, and every jump lands inside the program.
         let compares = program.iter().filter(|i| i.code == JEQ_K).count();
         assert_eq!(compares, 1 + list.len() + 1 + DENIED_SYSLOG_ACTIONS.len());
-        let jumps = program.iter().enumerate().filter(|(_, i)| i.code & 0x07 == 0x05);
+        let jumps = program
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.code & 0x07 == 0x05);
         for (at, i) in jumps {
             assert!(at + 1 + usize::from(i.jt) < program.len(), "{at}");
             assert!(at + 1 + usize::from(i.jf) < program.len(), "{at}");

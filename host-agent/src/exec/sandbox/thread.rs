@@ -1,24 +1,35 @@
-//! Confining a read without a launcher process: the agent starts a fresh thread, confines
-//! that one thread (capabilities, no_new_privs, Landlock, seccomp: [`launcher::confine`])
-//! and spawns the read from it. All four are properties of the calling *thread* in Linux
-//! (its credentials, its task flags, its Landlock domain, its seccomp filter; none of the
-//! calls here asks for the whole process), and a new process starts as a copy of the
-//! thread that made it, so the read inherits every restriction while the agent's other
-//! threads keep theirs. The thread ends right after the spawn and is never reused.
+//! Confining a read without a launcher process. Capabilities, no_new_privs, the seccomp
+//! filter and the Landlock domain are all properties of a *thread* in Linux (its
+//! credentials and its task flags; none of the calls here asks for the whole process),
+//! a new thread starts with the ones of the thread that created it, and a new process
+//! starts as a copy of the thread that made it. So:
 //!
-//! Against a launcher binary (`vigil-agent sandbox-exec`, still there for diagnosis) this
-//! saves a whole `execve` and the launcher's start-up per read, and the seccomp program is
-//! compiled once per agent instead of once per read (BENCHMARKS.md, "Read sandbox"). It
-//! needs no `unsafe`: nothing runs between fork and exec.
+//! 1. One long-lived **base thread** confines itself once with what is the same for every
+//!    read ([`launcher::confine_base`]: capabilities, no_new_privs, seccomp) and then only
+//!    starts threads.
+//! 2. For each read it starts a **read thread**, which inherits all of that, adds the
+//!    read's own Landlock domain (its scratch directory is the one writable place;
+//!    Landlock domains only ever narrow, which is why this cannot happen on the base
+//!    thread), spawns the read, and ends. It is never reused.
+//!
+//! The read inherits every restriction; the agent's other threads keep theirs. Against a
+//! launcher binary (`vigil-agent sandbox-exec`, still there for diagnosis) a read saves a
+//! whole `execve`, and the capability drop and the seccomp filter are paid once per agent
+//! instead of once per read (BENCHMARKS.md, "Read sandbox"). No `unsafe`: nothing runs
+//! between fork and exec.
 
-use super::launcher::confine;
-use super::{Enforced, Report};
+use super::launcher::{Base, confine_base};
+use super::{Enforced, Report, landlock};
 use std::io;
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-/// The name of the short-lived thread each confined spawn runs on.
+/// The name of the base thread.
+pub const BASE_THREAD: &str = "vigil-read-base";
+/// The name of the short-lived thread each read is spawned from.
 pub const THREAD_NAME: &str = "vigil-read-spawn";
 
 /// What a confined spawn needs to know.
@@ -30,27 +41,82 @@ pub struct Confinement {
     pub allow_unsandboxed: bool,
 }
 
-/// Confine a new thread as `how` says and spawn `command` from it. Fails, without
-/// starting anything, when the thread cannot be confined, or when the kernel has no
-/// Landlock and unsandboxed reads are not allowed.
+/// Work for a read thread; it runs with the base thread's confinement.
+type Job = Box<dyn FnOnce(Base) + Send>;
+
+/// The base thread, reached through its queue of jobs.
+struct BaseThread {
+    jobs: mpsc::Sender<Job>,
+}
+
+static BASE: Mutex<Option<BaseThread>> = Mutex::new(None);
+
+/// Start the base thread and wait until it has confined itself.
+fn start_base() -> Result<BaseThread, String> {
+    let (jobs, inbox) = mpsc::channel::<Job>();
+    let (ready, confined) = mpsc::channel();
+    std::thread::Builder::new()
+        .name(BASE_THREAD.to_owned())
+        .spawn(move || {
+            let base = confine_base();
+            let _ = ready.send(base.clone());
+            let Ok(base) = base else { return };
+            for job in inbox {
+                // A read thread that cannot start drops its job, and with it the
+                // answer channel: the waiting read fails with "ended early".
+                let _ = std::thread::Builder::new()
+                    .name(THREAD_NAME.to_owned())
+                    .spawn(move || job(base));
+            }
+        })
+        .map_err(|e| format!("could not start the read base thread: {e}"))?;
+    confined
+        .recv()
+        .map_err(|_| "the read base thread ended before it was confined".to_owned())??;
+    Ok(BaseThread { jobs })
+}
+
+/// Run `job` on a new read thread started by the base thread (starting the base thread
+/// first, or again if it has gone).
+fn on_read_thread(job: Job) -> Result<(), String> {
+    let mut base = BASE.lock().unwrap_or_else(PoisonError::into_inner);
+    let job = match base.as_ref() {
+        Some(running) => match running.jobs.send(job) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let started = start_base()?;
+    let sent = started
+        .jobs
+        .send(job)
+        .map_err(|_| "the read base thread ended".to_owned());
+    *base = Some(started);
+    sent
+}
+
+/// Spawn `command` as a read, confined as `how` says. Fails, without starting anything,
+/// when the thread cannot be confined, or when the kernel has no Landlock and
+/// unsandboxed reads are not allowed.
 pub async fn spawn(mut command: Command, how: Confinement) -> io::Result<Child> {
     let runtime = tokio::runtime::Handle::current();
     let (tx, rx) = oneshot::channel();
-    std::thread::Builder::new()
-        .name(THREAD_NAME.to_owned())
-        .spawn(move || {
-            let _entered = runtime.enter();
-            let result = confined(&how).and_then(|_| command.spawn());
-            let _ = tx.send(result);
-        })?;
+    on_read_thread(Box::new(move |base| {
+        let _entered = runtime.enter();
+        let result = confined(base, &how).and_then(|_| command.spawn());
+        let _ = tx.send(result);
+    }))
+    .map_err(|reason| io::Error::other(format!("could not confine the read: {reason}")))?;
     rx.await
         .unwrap_or_else(|_| Err(io::Error::other("the read's spawn thread ended early")))
 }
 
-/// Confine the calling thread for good and say what was enforced, refusing (as an error)
+/// Add the read's Landlock domain to the calling (read) thread, refusing (as an error)
 /// when there is no Landlock and that is not allowed.
-fn confined(how: &Confinement) -> io::Result<Report> {
-    let report = confine(how.scratch.as_deref())
+fn confined(base: Base, how: &Confinement) -> io::Result<Report> {
+    let report = landlock::restrict(how.scratch.as_deref())
+        .map(|landlock| base.with(landlock))
         .map_err(|reason| io::Error::other(format!("could not confine the read: {reason}")))?;
     if report.landlock == Enforced::None && !how.allow_unsandboxed {
         return Err(io::Error::other(
@@ -61,13 +127,13 @@ fn confined(how: &Confinement) -> io::Result<Report> {
     Ok(report)
 }
 
-/// Confine a throw-away thread and report what the kernel enforced: the agent's probe at
-/// startup.
+/// What a read thread gets: the base confinement and Landlock without a scratch
+/// directory, on a throw-away read thread. The agent's probe at startup.
 pub fn probe(scratch: Option<PathBuf>) -> Result<Report, String> {
-    std::thread::Builder::new()
-        .name(THREAD_NAME.to_owned())
-        .spawn(move || confine(scratch.as_deref()))
-        .map_err(|e| format!("could not start the probe thread: {e}"))?
-        .join()
-        .unwrap_or_else(|_| Err("the probe thread panicked".to_owned()))
+    let (tx, rx) = mpsc::channel();
+    on_read_thread(Box::new(move |base| {
+        let _ = tx.send(landlock::restrict(scratch.as_deref()).map(|l| base.with(l)));
+    }))?;
+    rx.recv()
+        .unwrap_or_else(|_| Err("the probe thread ended early".to_owned()))
 }
