@@ -1,6 +1,6 @@
 //! The read sandbox's cost per exec: `bash -c true` started the way the agent starts a
 //! write (directly) and the way it starts a host read (scratch directory, spawned from a
-//! confined thread, scratch directory removed), and, for comparison, through the launcher
+//! read thread of the confined base thread, scratch directory removed), and, for comparison, through the launcher
 //! program `vigil-agent sandbox-exec` (one more `execve` per read). Run with
 //! `cargo bench -p vigil-agent --bench sandbox`; figures go to BENCHMARKS.md.
 
@@ -123,7 +123,11 @@ async fn main() {
             lap.push(took);
         }
     }
-    println!("the confinement's parts, {RUNS} fresh threads:");
+    println!(
+        "the confinement's parts, {RUNS} fresh threads (the agent's base thread pays \
+         capabilities, no_new_privs and seccomp once; each read pays a thread start and \
+         Landlock):"
+    );
     for (name, lap) in [
         "thread start",
         "capabilities",

@@ -151,48 +151,29 @@ pub fn program() -> Result<BpfProgram, String> {
     let len = 4 + x32 + numbers.len() + 3 + DENIED_SYSLOG_ACTIONS.len() + 2;
     let deny_at = len - 1;
     let mut p: Vec<sock_filter> = Vec::with_capacity(len);
-    let to_deny = |from: usize| {
-        u8::try_from(deny_at - from - 1).map_err(|_| "seccomp: the program is too long".to_owned())
+    // A comparison that jumps `jt` ahead when it holds, else falls through.
+    let jump = |code, k, jt| sock_filter { code, jt, jf: 0, k };
+    // A comparison that jumps to the final `EPERM` when it holds.
+    let deny_if = |p: &mut Vec<sock_filter>, code, k| -> Result<(), String> {
+        let jt = u8::try_from(deny_at - p.len() - 1)
+            .map_err(|_| "seccomp: the program is too long".to_owned())?;
+        p.push(jump(code, k, jt));
+        Ok(())
     };
     p.push(stmt(LD_W_ABS, ARCH));
-    p.push(sock_filter {
-        code: JEQ_K,
-        jt: 1,
-        jf: 0,
-        k: audit_arch()?,
-    });
+    p.push(jump(JEQ_K, audit_arch()?, 1));
     p.push(stmt(RET_K, KILL));
     p.push(stmt(LD_W_ABS, NR));
     #[cfg(target_arch = "x86_64")]
-    p.push(sock_filter {
-        code: JGE_K,
-        jt: to_deny(p.len())?,
-        jf: 0,
-        k: X32_SYSCALL_BIT,
-    });
+    deny_if(&mut p, JGE_K, X32_SYSCALL_BIT)?;
     for nr in numbers {
-        p.push(sock_filter {
-            code: JEQ_K,
-            jt: to_deny(p.len())?,
-            jf: 0,
-            k: nr,
-        });
+        deny_if(&mut p, JEQ_K, nr)?;
     }
-    p.push(sock_filter {
-        code: JEQ_K,
-        jt: 1,
-        jf: 0,
-        k: syslog,
-    });
+    p.push(jump(JEQ_K, syslog, 1));
     p.push(stmt(RET_K, ALLOW));
     p.push(stmt(LD_W_ABS, ARG0_LOW));
     for action in DENIED_SYSLOG_ACTIONS {
-        p.push(sock_filter {
-            code: JEQ_K,
-            jt: to_deny(p.len())?,
-            jf: 0,
-            k: action,
-        });
+        deny_if(&mut p, JEQ_K, action)?;
     }
     p.push(stmt(RET_K, ALLOW));
     p.push(stmt(RET_K, DENY));
