@@ -1,7 +1,6 @@
-//! The launcher's few flags, parsed by hand: `[--scratch DIR] [--allow-unsandboxed]
-//! (--probe | -- COMMAND…)`. Every host read pays for starting the launcher, so it links
-//! no clap (which would build a whole command line's definition first); the same parser
-//! serves `vigil-sandbox` and the fallback `vigil-agent sandbox-exec`.
+//! The flags of `vigil-agent sandbox-exec`, parsed by hand: `[--scratch DIR]
+//! [--allow-unsandboxed] (--probe | -- COMMAND…)`. It is recognised before clap, so that
+//! it starts with nothing but the confinement.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

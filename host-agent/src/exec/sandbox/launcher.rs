@@ -1,10 +1,9 @@
-//! The launcher every host read goes through: `vigil-sandbox` (its own small binary,
-//! `src/bin/vigil-sandbox.rs`) or, when that is missing, `vigil-agent sandbox-exec`. It
-//! runs as a child of the agent, confines itself (capabilities, no_new_privs, Landlock,
-//! seccomp, in that order) and then replaces itself with the command, which inherits
-//! every restriction. Confining the launcher itself, instead of the child between fork
-//! and exec, needs no `unsafe`. [`main`] is the whole program; with `--probe` it prints
-//! what it could enforce as JSON and exits.
+//! The confinement itself ([`confine_base`]: capabilities, no_new_privs, seccomp; then
+//! Landlock), applied to the calling thread, and the program that applies it to itself
+//! and then replaces itself with a command: `vigil-agent sandbox-exec`, for diagnosis and
+//! the tests (the agent's own reads are confined on threads: [`super::thread`]). [`main`]
+//! is the whole program; with `--probe` it prints what it could enforce as JSON and
+//! exits.
 
 use super::args::LauncherArgs;
 use super::{Enforced, Report, caps, landlock, seccomp};
