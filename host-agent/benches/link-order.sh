@@ -2,11 +2,14 @@
 # make agent-order: writes host-agent/link-order.txt, the hot-code order the release agent
 # is linked with (host-agent/build.rs; BENCHMARKS.md, "Agent link"). It links the release
 # agent with its symbols kept (the same profile, so the same symbol names), runs it under valgrind's callgrind against a debug controller (start, enrol, connect,
-# discover, heartbeat for IDLE seconds, run READS host reads and one fan-out), and lists
+# discover, heartbeat for IDLE seconds while a container starts and stops every CHURN_S
+# seconds (so the Docker events path and rediscovery are in the order; needs the Docker
+# engine and /bin/busybox for a `FROM scratch` image, skipped without them), run READS
+# host reads and one fan-out), and lists
 # every function of the agent's own binary that ran, most-run first. lld then lays those
 # sections out together at the start of `.text`. Needs valgrind and lld (Debian packages).
 #
-#   IDLE=420 READS=3 host-agent/benches/link-order.sh
+#   IDLE=420 READS=3 CHURN_S=60 host-agent/benches/link-order.sh
 #
 # Rerun it after a dependency or toolchain change (symbol hashes change with them); a
 # stale file only costs idle memory, never correctness.
@@ -14,6 +17,7 @@ set -euo pipefail
 
 IDLE="${IDLE:-420}"
 READS="${READS:-3}"
+CHURN_S="${CHURN_S:-60}"
 HTTP_PORT="${HTTP_PORT:-18660}"
 GRPC_PORT="${GRPC_PORT:-18661}"
 cd "$(dirname "$0")/../.."
@@ -55,7 +59,26 @@ for _ in $(seq 300); do
 done
 [[ -n "$id" ]] || { echo "link-order: the agent did not connect" >&2; tail "$work/agent.log" >&2; exit 1; }
 echo "link-order: agent $id connected; idle for ${IDLE}s, then $READS reads"
-sleep "$IDLE"
+# A container that starts and stops now and then, as on a busy Docker host.
+churn_image="vigil-order-churn:1"
+churn=0
+if docker info >/dev/null 2>&1 && [[ -x /bin/busybox ]]; then
+  mkdir -p "$work/image/bin"
+  cp /bin/busybox "$work/image/bin/busybox"
+  ln -s busybox "$work/image/bin/sleep"
+  printf 'FROM scratch\nCOPY . /\nCMD ["/bin/sleep", "3600"]\n' >"$work/image/Dockerfile"
+  docker build -q -t "$churn_image" "$work/image" >/dev/null && churn=1
+fi
+[[ "$churn" == 1 ]] || echo "link-order: no Docker engine or busybox; the order misses container events" >&2
+end=$((SECONDS + IDLE))
+while ((SECONDS < end)); do
+  # It stops by itself after 5 s and is removed (--rm): create, start, die, destroy.
+  if [[ "$churn" == 1 ]]; then
+    docker run -d --rm "$churn_image" /bin/sleep 5 >/dev/null
+  fi
+  left=$((end - SECONDS))
+  if ((left > 0)); then sleep $((left < CHURN_S ? left : CHURN_S)); fi
+done
 for _ in $(seq "$READS"); do
   api -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
     -d "{\"agent\":\"$id\",\"command\":\"uptime\"}" "http://127.0.0.1:$HTTP_PORT/api/exec" >/dev/null
