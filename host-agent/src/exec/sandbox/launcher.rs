@@ -62,6 +62,19 @@ pub fn confine(scratch: Option<&Path>) -> Result<Report, String> {
     Ok(base.with(landlock::restrict(scratch)?))
 }
 
+/// Why a read must not run under `report`: Landlock did not take hold and unsandboxed
+/// reads are not allowed. The one check for both the program and the agent's threads.
+pub fn refuse_unsandboxed(report: &Report, allow_unsandboxed: bool) -> Result<(), String> {
+    if report.landlock == Enforced::None && !allow_unsandboxed {
+        return Err(
+            "this kernel has no Landlock, so a read cannot be kept from writing; \
+                    the agent refuses reads unless started with --allow-unsandboxed-reads"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
 /// Confine this process, then exec `program` with `args`. Returns only on failure, with
 /// the reason. Without Landlock the command runs only when `allow_unsandboxed` is set.
 pub fn exec(
@@ -74,10 +87,8 @@ pub fn exec(
         Ok(report) => report,
         Err(reason) => return format!("could not confine the read: {reason}"),
     };
-    if report.landlock == Enforced::None && !allow_unsandboxed {
-        return "this kernel has no Landlock, so a read cannot be kept from writing; \
-                the agent refuses reads unless started with --allow-unsandboxed-reads"
-            .to_owned();
+    if let Err(refusal) = refuse_unsandboxed(&report, allow_unsandboxed) {
+        return refusal;
     }
     let error = Command::new(program).args(args).exec();
     format!("could not run {program}: {error}")

@@ -18,8 +18,8 @@
 //! instead of once per read (BENCHMARKS.md, "Read sandbox"). No `unsafe`: nothing runs
 //! between fork and exec.
 
-use super::launcher::{Base, confine_base};
-use super::{Enforced, Report, landlock};
+use super::launcher::{Base, confine_base, refuse_unsandboxed};
+use super::{Report, landlock};
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -44,15 +44,11 @@ pub struct Confinement {
 /// Work for a read thread; it runs with the base thread's confinement.
 type Job = Box<dyn FnOnce(Base) + Send>;
 
-/// The base thread, reached through its queue of jobs.
-struct BaseThread {
-    jobs: mpsc::Sender<Job>,
-}
-
-static BASE: Mutex<Option<BaseThread>> = Mutex::new(None);
+/// The base thread's queue of jobs, once it runs.
+static BASE: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 
 /// Start the base thread and wait until it has confined itself.
-fn start_base() -> Result<BaseThread, String> {
+fn start_base() -> Result<mpsc::Sender<Job>, String> {
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, confined) = mpsc::channel();
     std::thread::Builder::new()
@@ -73,7 +69,7 @@ fn start_base() -> Result<BaseThread, String> {
     confined
         .recv()
         .map_err(|_| "the read base thread ended before it was confined".to_owned())??;
-    Ok(BaseThread { jobs })
+    Ok(jobs)
 }
 
 /// Run `job` on a new read thread started by the base thread (starting the base thread
@@ -81,7 +77,7 @@ fn start_base() -> Result<BaseThread, String> {
 fn on_read_thread(job: Job) -> Result<(), String> {
     let mut base = BASE.lock().unwrap_or_else(PoisonError::into_inner);
     let job = match base.as_ref() {
-        Some(running) => match running.jobs.send(job) {
+        Some(jobs) => match jobs.send(job) {
             Ok(()) => return Ok(()),
             Err(mpsc::SendError(job)) => job,
         },
@@ -89,7 +85,6 @@ fn on_read_thread(job: Job) -> Result<(), String> {
     };
     let started = start_base()?;
     let sent = started
-        .jobs
         .send(job)
         .map_err(|_| "the read base thread ended".to_owned());
     *base = Some(started);
@@ -117,13 +112,9 @@ pub async fn spawn(mut command: Command, how: Confinement) -> io::Result<Child> 
 fn confined(base: Base, how: &Confinement) -> io::Result<Report> {
     let report = landlock::restrict(how.scratch.as_deref())
         .map(|landlock| base.with(landlock))
-        .map_err(|reason| io::Error::other(format!("could not confine the read: {reason}")))?;
-    if report.landlock == Enforced::None && !how.allow_unsandboxed {
-        return Err(io::Error::other(
-            "this kernel has no Landlock, so a read cannot be kept from writing; the agent \
-             refuses reads unless started with --allow-unsandboxed-reads",
-        ));
-    }
+        .map_err(|reason| format!("could not confine the read: {reason}"))
+        .and_then(|report| refuse_unsandboxed(&report, how.allow_unsandboxed).map(|()| report))
+        .map_err(io::Error::other)?;
     Ok(report)
 }
 
