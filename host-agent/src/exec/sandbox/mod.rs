@@ -1,21 +1,22 @@
 //! The read sandbox: every READ that runs on the agent's own host is confined by the
 //! kernel so that it cannot write, whatever the command turns out to do.
 //!
-//! The agent spawns each read from a fresh thread that it has confined first ([`thread`]):
-//! it drops the capabilities a read never needs ([`caps`]), sets no_new_privs, restricts
-//! itself with Landlock ([`landlock`]: no filesystem write, create, remove, rename or
-//! truncate except `/dev/null` and a fresh scratch directory, no TCP bind, no signals or
-//! abstract UNIX sockets outside the sandbox) and seccomp ([`seccomp`]: mount, reboot,
-//! modules, clock, tracing, namespaces, keyrings, file metadata… answer `EPERM`). All of
-//! these belong to the thread, and the read's process, a copy of that thread, inherits
-//! them. The scratch directory ([`scratch`]) is the read's `TMPDIR` and is removed when
-//! it ends; [`read_env`] adds the environment that pins off programs that tools load
-//! from configuration (git's fsmonitor, pager, external diff, …).
+//! The agent spawns each read from a confined thread ([`thread`]). A base thread, once,
+//! drops the capabilities a read never needs ([`caps`]), sets no_new_privs and installs
+//! the seccomp filter ([`seccomp`]: mount, reboot, modules, clock, tracing, namespaces,
+//! keyrings, file metadata… answer `EPERM`). For each read it starts a read thread, which
+//! adds Landlock ([`landlock`]: no filesystem write, create, remove, rename or truncate
+//! except `/dev/null` and a fresh scratch directory, no TCP bind, no signals or abstract
+//! UNIX sockets outside the sandbox) and spawns the read. All of these belong to the
+//! thread, and the read's process, a copy of that thread, inherits them. The scratch
+//! directory ([`scratch`]) is the read's `TMPDIR` and is removed when it ends;
+//! [`read_env`] adds the environment that pins off programs that tools load from
+//! configuration (git's fsmonitor, pager, external diff, …).
 //!
 //! The same confinement as a program, [`launcher`] (`vigil-agent sandbox-exec --probe`,
 //! or `--scratch DIR -- CMD`), is there for diagnosis and for the tests.
 //!
-//! At startup [`ReadSandbox::detect`] confines one throw-away thread to learn what the
+//! At startup [`ReadSandbox::detect`] confines one throw-away read thread to learn what the
 //! kernel enforces; the result is logged and sent in the host facts. Without Landlock
 //! the agent refuses host reads unless it was started with `--allow-unsandboxed-reads`.
 //! Approved writes (with a grant) and reads in guests, containers and pods do not use
@@ -105,7 +106,7 @@ pub struct ReadSandbox {
 }
 
 impl ReadSandbox {
-    /// Learn what the kernel enforces by confining one throw-away thread.
+    /// Learn what the kernel enforces by confining one throw-away read thread.
     pub fn detect(allow_unsandboxed: bool) -> Self {
         ReadSandbox {
             confined: true,
