@@ -12,16 +12,16 @@ pub(crate) fn judge(tool: &str, w: &Walk<'_, '_>) -> Verdict {
     if let Some(why) = &w.deny {
         return Verdict::unknown(format!("{tool}: {why}, so it is not known to only read"));
     }
-    for occ in &w.occs {
-        if let Some(v) = effect(tool, w, occ) {
-            return v;
-        }
-    }
     let path = if w.path.is_empty() {
         tool.to_owned()
     } else {
         format!("{tool} {}", w.path.join(" "))
     };
+    for occ in &w.occs {
+        if let Some(v) = effect(&path, w, occ) {
+            return v;
+        }
+    }
     let node = w.node;
     let class = if !node.subs.is_empty() {
         node.no_sub

@@ -48,6 +48,7 @@ use std::sync::LazyLock;
 /// Every table, by file name. A new table is one line here and one file in `rules/`.
 const SOURCES: &[(&str, &str)] = &[
     ("curl", include_str!("../rules/curl.toml")),
+    ("git", include_str!("../rules/git.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
     ("systemctl", include_str!("../rules/systemctl.toml")),
     (
