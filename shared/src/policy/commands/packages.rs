@@ -30,19 +30,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("apt-cache only queries")
             }
         }
-        "apt-mark" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "showauto",
-                "showmanual",
-                "showhold",
-                "showinstall",
-                "showremove",
-                "showpurge",
-            ],
-            false,
-        ),
+        "apt-mark" => cmd.by_table("apt-mark"),
         "apt-config" => by_subcommand(cmd, Spec::default(), &["dump", "shell"], false),
         "dpkg" => dpkg(cmd),
         "dpkg-query" => Verdict::read("dpkg-query only queries"),

@@ -47,14 +47,17 @@ use std::sync::LazyLock;
 
 /// Every table, by file name. A new table is one line here and one file in `rules/`.
 const SOURCES: &[(&str, &str)] = &[
+    ("apt-mark", include_str!("../rules/apt-mark.toml")),
     ("curl", include_str!("../rules/curl.toml")),
     ("git", include_str!("../rules/git.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
+    ("psql", include_str!("../rules/psql.toml")),
     ("systemctl", include_str!("../rules/systemctl.toml")),
     (
         "systemd-analyze",
         include_str!("../rules/systemd-analyze.toml"),
     ),
+    ("tcpdump", include_str!("../rules/tcpdump.toml")),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
