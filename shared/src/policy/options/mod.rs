@@ -58,6 +58,8 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../rules/systemd-analyze.toml"),
     ),
     ("tcpdump", include_str!("../rules/tcpdump.toml")),
+    ("watch", include_str!("../rules/watch.toml")),
+    ("xargs", include_str!("../rules/xargs.toml")),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
