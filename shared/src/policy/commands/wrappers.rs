@@ -51,7 +51,10 @@ fn payload<'a>(
 }
 
 /// [`payload`] with a tool's option table: the options must all be declared.
-fn table_payload<'a>(cmd: &Cmd<'a>, tool: &str) -> Result<(Walk<'a, 'static>, &'a [Word]), Verdict> {
+fn table_payload<'a>(
+    cmd: &Cmd<'a>,
+    tool: &str,
+) -> Result<(Walk<'a, 'static>, &'a [Word]), Verdict> {
     let w = cmd.walk(tool)?;
     if w.deny.is_some() {
         return Err(judge(tool, &w));

@@ -34,7 +34,17 @@ pub(crate) fn judge(tool: &str, w: &Walk<'_, '_>) -> Verdict {
         return Verdict::write(risk, format!("{path} {why}"));
     }
     if !node.needs_one_of.is_empty() && !node.needs_one_of.iter().any(|id| w.has(id)) {
-        let names: Vec<String> = node.needs_one_of.iter().map(|n| format!("--{n}")).collect();
+        let names: Vec<String> = node
+            .needs_one_of
+            .iter()
+            .map(|n| {
+                if n.chars().count() == 1 {
+                    format!("-{n}")
+                } else {
+                    format!("--{n}")
+                }
+            })
+            .collect();
         return Verdict::write(
             if node.high { Risk::High } else { Risk::Medium },
             format!(

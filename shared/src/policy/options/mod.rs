@@ -50,6 +50,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("apt-mark", include_str!("../rules/apt-mark.toml")),
     ("curl", include_str!("../rules/curl.toml")),
     ("git", include_str!("../rules/git.toml")),
+    ("gzip", include_str!("../rules/gzip.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
     ("psql", include_str!("../rules/psql.toml")),
     ("systemctl", include_str!("../rules/systemctl.toml")),
@@ -58,8 +59,11 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../rules/systemd-analyze.toml"),
     ),
     ("tcpdump", include_str!("../rules/tcpdump.toml")),
+    ("uniq", include_str!("../rules/uniq.toml")),
     ("watch", include_str!("../rules/watch.toml")),
     ("xargs", include_str!("../rules/xargs.toml")),
+    ("xz", include_str!("../rules/xz.toml")),
+    ("zstd", include_str!("../rules/zstd.toml")),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
