@@ -173,20 +173,6 @@ fn reader_except(cmd: &Cmd<'_>, flags: &[&str]) -> Verdict {
     }
 }
 
-fn output_positional(cmd: &Cmd<'_>, count: usize, reason: &str) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "fsw",
-        ..Spec::default()
-    });
-    if p.dynamic {
-        cmd.dynamic_write()
-    } else if p.positionals.len() >= count {
-        Verdict::write(Risk::Medium, reason)
-    } else {
-        Verdict::read(format!("{} only reads", cmd.name))
-    }
-}
-
 fn tee(cmd: &Cmd<'_>) -> Verdict {
     let p = cmd.parse(Spec::default());
     let files: Vec<_> = p
