@@ -52,7 +52,9 @@ const SOURCES: &[(&str, &str)] = &[
     ("git", include_str!("../rules/git.toml")),
     ("gzip", include_str!("../rules/gzip.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
+    ("mdadm", include_str!("../rules/mdadm.toml")),
     ("psql", include_str!("../rules/psql.toml")),
+    ("sgdisk", include_str!("../rules/sgdisk.toml")),
     ("systemctl", include_str!("../rules/systemctl.toml")),
     (
         "systemd-analyze",
