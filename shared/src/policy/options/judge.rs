@@ -9,8 +9,15 @@ use crate::policy::verdict::Verdict;
 /// The verdict of `tool` for a walk. `Class::Delegate` nodes are the caller's to decide;
 /// here they are a read only for their effects and the parent's options.
 pub(crate) fn judge(tool: &str, w: &Walk<'_, '_>) -> Verdict {
+    let leaf_write = !w.path.is_empty() && w.node.subs.is_empty() && w.node.class == Class::Write;
     if let Some(why) = &w.deny {
-        return Verdict::unknown(format!("{tool}: {why}, so it is not known to only read"));
+        let v = Verdict::unknown(format!("{tool}: {why}, so it is not known to only read"));
+        // A write subcommand stays a write, with its own reason first.
+        return if leaf_write {
+            class_write(tool, w).because(v.reasons.concat())
+        } else {
+            v
+        };
     }
     let path = if w.path.is_empty() {
         tool.to_owned()
@@ -126,4 +133,15 @@ fn effect(tool: &str, w: &Walk<'_, '_>, occ: &Occ<'_>) -> Option<Verdict> {
             (!get).then(|| Verdict::write(risk, why("sends a request body")))
         }
     }
+}
+
+/// The verdict of a write subcommand.
+fn class_write(tool: &str, w: &Walk<'_, '_>) -> Verdict {
+    let risk = if w.node.high {
+        Risk::High
+    } else {
+        Risk::Medium
+    };
+    let why = w.node.why.as_deref().unwrap_or("changes state");
+    Verdict::write(risk, format!("{tool} {} {why}", w.path.join(" ")))
 }

@@ -26,7 +26,8 @@
 //! - subcommands: `reads`, `writes`, `destroys` (lists of names with no options of their
 //!   own), and `[sub.NAME]` tables, each a node like the root with its own options and a
 //!   `class` (`read`, `write`, or `delegate`: a Rust rule not yet converted decides);
-//!   `inherit = false` when the parent's options may not follow the subcommand (git);
+//!   `inherit = false` when the parent's options may not follow the subcommand (git),
+//!   `aliases` for its other names (kubectl `top pods`);
 //! - constraints on a read node: `needs_one_of` (one of these options must be given, e.g.
 //!   mdadm's `--detail`), `max_operands` (more operands are outputs or arguments that
 //!   change something; a glob or a splitting expansion may be many), `no_sub` (the class
@@ -52,6 +53,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("git", include_str!("../rules/git.toml")),
     ("gzip", include_str!("../rules/gzip.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
+    ("kubectl", include_str!("../rules/kubectl.toml")),
     ("mdadm", include_str!("../rules/mdadm.toml")),
     ("psql", include_str!("../rules/psql.toml")),
     ("sgdisk", include_str!("../rules/sgdisk.toml")),

@@ -149,6 +149,8 @@ struct RawNode {
     max_operands: Option<usize>,
     #[serde(default)]
     no_sub: Class,
+    #[serde(default)]
+    aliases: Vec<String>,
 }
 
 impl Table {
@@ -178,6 +180,9 @@ fn high(risk: Option<&str>) -> Result<bool, String> {
 }
 
 fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
+    if root && !raw.aliases.is_empty() {
+        return Err("`aliases` belongs to a subcommand".into());
+    }
     if !root && raw.tools.is_some() {
         return Err("`tools` belongs at the top of a table".into());
     }
@@ -222,10 +227,13 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
             }
         }
     }
-    for (name, raw_sub) in raw.sub {
+    for (name, mut raw_sub) in raw.sub {
+        let aliases = std::mem::take(&mut raw_sub.aliases);
         let sub = compile(raw_sub, &node, false).map_err(|e| format!("[sub.{name}]: {e}"))?;
-        if node.subs.insert(name.clone(), sub).is_some() {
-            return Err(format!("subcommand {name} listed twice"));
+        for alias in aliases.into_iter().chain(std::iter::once(name)) {
+            if node.subs.insert(alias.clone(), sub.clone()).is_some() {
+                return Err(format!("subcommand {alias} listed twice"));
+            }
         }
     }
     for id in &node.needs_one_of {
