@@ -297,6 +297,8 @@ fn ceph(cmd: &Cmd<'_>) -> Verdict {
     const WRITE_WORDS: &[&str] = &[
         "set",
         "unset",
+        "mute",
+        "unmute",
         "rm",
         "create",
         "delete",
