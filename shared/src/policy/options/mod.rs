@@ -38,6 +38,8 @@ mod table;
 mod walk;
 
 #[cfg(test)]
+mod probe;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use judge::judge;
