@@ -114,7 +114,10 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
                             w.node = sub;
                             w.after_sub = i + 1;
                             if !sub.inherit {
+                                // A subcommand with its own parser (git) reads its own
+                                // options again, even after the parent's `--`.
                                 scope.clear();
+                                only_operands = false;
                             }
                             scope.push(sub);
                         }
