@@ -11,6 +11,7 @@
 mod args;
 mod commands;
 mod engine;
+mod options;
 mod producer;
 mod syntax;
 mod types;

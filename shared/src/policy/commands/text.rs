@@ -119,7 +119,7 @@ fn sed_cmd(cmd: &Cmd<'_>) -> Verdict {
 
 fn awk_cmd(cmd: &Cmd<'_>) -> Verdict {
     let p = cmd.parse(Spec {
-        short_values: "FvfEilW",
+        short_values: "FvfEilWe",
         long_values: &[
             "field-separator",
             "assign",
@@ -127,6 +127,7 @@ fn awk_cmd(cmd: &Cmd<'_>) -> Verdict {
             "exec",
             "include",
             "load",
+            "source",
         ],
         ..Spec::default()
     });
@@ -141,16 +142,28 @@ fn awk_cmd(cmd: &Cmd<'_>) -> Verdict {
     if p.dynamic {
         return cmd.dynamic_write();
     }
-    let Some(program) = p.first() else {
-        return Verdict::unknown("awk without a program");
-    };
+    // gawk's `-e TEXT`/`--source=TEXT` may be given many times, all of it program text;
+    // without one, the first operand is the program.
+    let mut programs: Vec<&str> = p.short_values('e').collect();
+    programs.extend(p.opts.iter().filter_map(|o| match o {
+        super::super::args::Opt::Long(l, v) if p.matches(l, "source") => v.as_deref(),
+        _ => None,
+    }));
+    if programs.is_empty() {
+        match p.first() {
+            Some(program) => programs.push(program),
+            None => return Verdict::unknown("awk without a program"),
+        }
+    }
     if p.long("sandbox") {
         return Verdict::read("awk --sandbox cannot write or run commands");
     }
-    match awk::program_writes(program) {
-        Some(why) => Verdict::write(Risk::High, why),
-        None => Verdict::read("awk program only prints"),
+    for program in programs {
+        if let Some(why) = awk::program_writes(program) {
+            return Verdict::write(Risk::High, why);
+        }
     }
+    Verdict::read("awk program only prints")
 }
 
 fn tar(cmd: &Cmd<'_>) -> Verdict {
