@@ -45,6 +45,7 @@ async fn on_thread(shell: &Path, base: &Path) -> Duration {
     let how = Confinement {
         scratch: Some(scratch.path().to_owned()),
         allow_unsandboxed: false,
+        reach: vigil_shared::policy::Reach::Local,
     };
     let status = thread::spawn(cmd, how).await.unwrap().wait().await.unwrap();
     assert!(status.success(), "the confined run failed");

@@ -80,6 +80,7 @@ async fn confined_sh(script: &str, scratch: &std::path::Path) -> (i32, String, S
     let how = Confinement {
         scratch: Some(scratch.to_owned()),
         allow_unsandboxed: true,
+        reach: vigil_shared::policy::Reach::Network,
     };
     let out = thread::spawn(cmd, how)
         .await

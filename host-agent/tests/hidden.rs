@@ -41,6 +41,7 @@ async fn read(script: &str, scratch: &std::path::Path) -> (i32, String) {
     let how = Confinement {
         scratch: Some(scratch.to_owned()),
         allow_unsandboxed: false,
+        reach: vigil_shared::policy::Reach::Local,
     };
     let out = thread::spawn(cmd, how)
         .await

@@ -98,7 +98,7 @@ impl HostRunner {
             .process_group(0);
         Process {
             command: cmd,
-            confine: sandbox.confinement(scratch),
+            confine: sandbox.confinement(scratch, vigil_shared::policy::reach(command)),
         }
     }
 }

@@ -13,11 +13,13 @@ mod commands;
 mod engine;
 mod options;
 mod producer;
+mod reach;
 mod syntax;
 mod types;
 mod verdict;
 mod word;
 
+pub use reach::{Reach, reach};
 pub use types::{Boundedness, Classification, Intent, Risk, UnboundedCategory};
 
 use verdict::Verdict;

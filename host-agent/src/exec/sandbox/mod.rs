@@ -32,6 +32,7 @@ pub mod mountns;
 pub mod read_env;
 pub mod scratch;
 pub mod seccomp;
+pub mod sockets;
 pub mod thread;
 
 pub use hidden::HiddenPaths;
@@ -216,12 +217,13 @@ impl ReadSandbox {
         ))
     }
 
-    /// How to confine a read whose only writable directory is `scratch`; `None` when
-    /// reads run directly (unit tests).
-    pub fn confinement(&self, scratch: &Path) -> Option<Confinement> {
+    /// How to confine a read whose only writable directory is `scratch` and that may
+    /// open the sockets of `reach`; `None` when reads run directly (unit tests).
+    pub fn confinement(&self, scratch: &Path, reach: sockets::Reach) -> Option<Confinement> {
         self.confined.then(|| Confinement {
             scratch: Some(scratch.to_owned()),
             allow_unsandboxed: self.allow_unsandboxed,
+            reach,
         })
     }
 

@@ -53,18 +53,23 @@ fn without_landlock_reads_are_refused_unless_allowed() {
 #[test]
 fn a_read_is_confined_with_its_scratch_directory_unless_the_sandbox_is_off() {
     let allowed = ReadSandbox::with_probe(Ok(report(Enforced::None, false)), true);
-    let how = allowed.confinement(Path::new("/tmp/s")).unwrap();
+    let how = allowed
+        .confinement(Path::new("/tmp/s"), sockets::Reach::Local)
+        .unwrap();
     assert_eq!(how.scratch.as_deref(), Some(Path::new("/tmp/s")));
     assert!(how.allow_unsandboxed);
     let strict = ReadSandbox::with_probe(Ok(report(Enforced::Full, true)), false);
     assert!(
         !strict
-            .confinement(Path::new("/tmp/s"))
+            .confinement(Path::new("/tmp/s"), sockets::Reach::Local)
             .unwrap()
             .allow_unsandboxed
     );
     let off = ReadSandbox::off();
-    assert!(off.confinement(Path::new("/tmp/s")).is_none());
+    assert!(
+        off.confinement(Path::new("/tmp/s"), sockets::Reach::Local)
+            .is_none()
+    );
     assert_eq!(off.facts().launcher, "");
 }
 

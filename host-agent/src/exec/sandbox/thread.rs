@@ -21,6 +21,7 @@
 use super::hidden::HiddenPaths;
 use super::launcher::{Base, confine_base, refuse_unsandboxed};
 use super::mountns::{self, Masks};
+use super::sockets::{self, Reach};
 use super::{Report, landlock};
 use std::io;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ pub struct Confinement {
     pub scratch: Option<PathBuf>,
     /// Run the read even where the kernel has no Landlock.
     pub allow_unsandboxed: bool,
+    /// The sockets the read may open (its programs' needs).
+    pub reach: Reach,
 }
 
 /// What a read thread inherits from the base thread: its confinement and the masks of
@@ -197,6 +200,13 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
         .map_err(|reason| format!("could not confine the read: {reason}"))
         .and_then(|report| refuse_unsandboxed(&report, how.allow_unsandboxed).map(|()| report))
         .map_err(io::Error::other)?;
+    if let Err(why) = sockets::apply(how.reach)
+        && !how.allow_unsandboxed
+    {
+        return Err(io::Error::other(format!(
+            "could not limit the read's sockets: {why}"
+        )));
+    }
     Ok(report)
 }
 
