@@ -25,6 +25,7 @@
 pub mod args;
 pub mod blockdev;
 pub mod caps;
+pub mod doors;
 pub mod hidden;
 pub mod landlock;
 pub mod launcher;
