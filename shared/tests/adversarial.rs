@@ -453,6 +453,8 @@ fn expansions_where_an_option_or_a_command_goes() {
         "xargs -I{} sort {} < /tmp/l",
         "find /etc -exec sort -{} \\;",
         "[[ 'a[$(rm -f /tmp/x)]' -eq 0 ]]",
+        // The value of $n is evaluated again as an expression (n='a[$(id)]' runs id).
+        "[[ $n -ge 1 ]]",
     ]);
     assert_read(&[
         "rg x -- \"$DIR\"",
@@ -464,7 +466,7 @@ fn expansions_where_an_option_or_a_command_goes() {
         "docker ps -q | xargs docker inspect",
         "kubectl get pods -o name | xargs -n1 kubectl describe",
         "find /etc -name '*.conf' -exec sort {} +",
-        "[[ $n -ge 1 ]]",
+        "[[ 1 -ge 1 ]]",
     ]);
 }
 

@@ -11,8 +11,11 @@
 mod args;
 mod commands;
 mod engine;
+mod guards;
+mod lexical;
 mod producer;
 mod syntax;
+mod test_expr;
 mod types;
 mod verdict;
 mod word;
