@@ -341,6 +341,12 @@ fn test_args(node: Node<'_>, src: &str, args: &mut Vec<(word::Word, usize)>) {
 /// `/tmp/x/ls`. Only lower-case names that are not proxy settings are accepted (the shell's
 /// own variables and the usual exported ones are upper case).
 fn check_loop_variable(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
+    if node.child(0).is_none_or(|k| k.kind() != "for") {
+        out.push(Verdict::unknown(
+            "select waits for a choice on standard input and loops",
+        ));
+        return;
+    }
     let Some(var) = node.child_by_field_name("variable") else {
         out.push(Verdict::unknown("for loop without a plain variable"));
         return;
