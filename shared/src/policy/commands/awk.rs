@@ -8,14 +8,16 @@
 //! and after `++`, `--`, `$` or `if (…)`, where gawk and mawk disagree, the program is
 //! refused.
 
-use super::super::args::Spec;
+use super::super::args::{Opt, Spec};
 use super::super::types::Risk;
 use super::super::verdict::Verdict;
 use super::Cmd;
 
-/// Options accepted: `-F`, `-v`, `-S`/`--sandbox` and those that only change parsing.
-const SHORTS: &str = "FvS";
+/// Options accepted: `-F`, `-v`, `-S`/`--sandbox`, gawk's program text `-e`/`--source`,
+/// and those that only change parsing.
+const SHORTS: &str = "FvSe";
 const LONGS: &[&str] = &[
+    "source",
     "field-separator",
     "assign",
     "sandbox",
@@ -40,19 +42,32 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Verdict {
         ],
         ..Spec::default()
     });
-    // -f/-E/--exec/-W exec (program files), -i/-l (includes, extensions), -e/--source
-    // (more program text), -W (mawk's and gawk's extra options), -d/-p/-o (dump,
-    // profile and pretty-print write files), -D (debugger): none is proved to only read.
+    // -f/-E/--exec/-W exec (program files), -i/-l (includes, extensions), -W (mawk's and
+    // gawk's extra options), -d/-p/-o (dump, profile and pretty-print write files), -D
+    // (debugger): none is proved to only read.
     if let Some(option) = p.unlisted(SHORTS, LONGS) {
         return Verdict::unknown(format!("awk option {option} is not accepted"));
     }
     if p.dynamic {
         return cmd.dynamic_write();
     }
-    let Some(program) = p.first() else {
-        return Verdict::unknown("awk without a program");
+    // gawk's `-e TEXT`/`--source=TEXT` may be given many times, each a separate piece of
+    // program text (no token spans two); scanned as one text joined by line breaks, which
+    // end every token the scanner follows. Without one, the first operand is the program.
+    let mut pieces: Vec<&str> = p.short_values('e').collect();
+    pieces.extend(p.opts.iter().filter_map(|o| match o {
+        Opt::Long(l, v) if p.matches(l, "source") => v.as_deref(),
+        _ => None,
+    }));
+    let program = if pieces.is_empty() {
+        match p.first() {
+            Some(program) => program.to_owned(),
+            None => return Verdict::unknown("awk without a program"),
+        }
+    } else {
+        pieces.join("\n")
     };
-    match program_writes(program) {
+    match program_writes(&program) {
         Some(why) => Verdict::write(Risk::High, why),
         None => Verdict::read("awk program only prints"),
     }
@@ -81,6 +96,7 @@ pub(crate) fn program_writes(program: &str) -> Option<String> {
         print_depth: None,
         conditions: Vec::new(),
         pending_condition: false,
+        last: ';',
     }
     .run()
     .err()
@@ -98,6 +114,8 @@ struct Tokens {
     conditions: Vec<bool>,
     /// The last name was `if`, `while` or `for`.
     pending_condition: bool,
+    /// The first character of the last token.
+    last: char,
 }
 
 impl Tokens {
@@ -107,6 +125,9 @@ impl Tokens {
 
     fn run(&mut self) -> Result<(), String> {
         while let Some(c) = self.at(self.i) {
+            if !matches!(c, ' ' | '\t' | '\r' | '\n' | '\\' | '#') {
+                self.last = c;
+            }
             let condition = std::mem::take(&mut self.pending_condition);
             match c {
                 ' ' | '\t' | '\r' => {
@@ -114,6 +135,14 @@ impl Tokens {
                     self.i += 1;
                 }
                 '\\' if self.at(self.i + 1) == Some('\n') => self.i += 2,
+                // A print statement goes on past a line break inside its parentheses or
+                // after `,`, `&&` and `||` (`print 1,⏎2 > "f"` writes f).
+                '\n' if self.print_depth.is_some_and(|d| self.depth > d)
+                    || matches!(self.last, ',' | '&' | '|') =>
+                {
+                    self.slash = Slash::Regex;
+                    self.i += 1;
+                }
                 '\n' | ';' | '{' | '}' => {
                     self.print_depth = None;
                     self.slash = Slash::Regex;

@@ -23,6 +23,7 @@ fn reads() {
         "/[]x]/",
         "BEGIN { x = 1 } # comment > | system",
         "{ a[$1] += $2 } END { for (k in a) print k, a[k] }",
+        "{print 1,\n2}\n$1 > 5 {print}",
     ] {
         assert_eq!(program_writes(p), None, "{p}");
     }
@@ -54,6 +55,10 @@ fn writes() {
         "{ print \"unterminated }",
         "{ print 'x' }",
         "/a\\\nb/",
+        // a print statement continues after a comma or inside parentheses
+        "{print 1,\n2 > \"/tmp/f\"}",
+        "{print (1,\n2) > \"/tmp/f\"}",
+        "{print 1 ||\n2 > \"/tmp/f\"}",
     ] {
         assert!(program_writes(p).is_some(), "{p}");
     }
