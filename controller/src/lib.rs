@@ -28,6 +28,7 @@ pub mod data_dir;
 mod error;
 pub mod exec;
 pub mod gateway;
+pub mod hide_registry;
 pub mod http_tls;
 pub mod inventory;
 pub mod llm;

@@ -138,10 +138,14 @@ impl LocalAgent {
             .open(&self.log)
             .map_err(Error::file("opening", &self.log))?;
         let log_err = log.try_clone().map_err(Error::file("opening", &self.log))?;
-        Command::new(&self.binary)
-            .arg("run")
-            .arg("--state-dir")
-            .arg(&self.state_dir)
+        let mut command = Command::new(&self.binary);
+        command.arg("run").arg("--state-dir").arg(&self.state_dir);
+        // The controller's data directory (its keys, tokens and database) is hidden from
+        // the agent's reads even where the host registry cannot be written.
+        if let Some(data_dir) = self.log.parent().and_then(|d| std::path::absolute(d).ok()) {
+            command.arg("--hide").arg(data_dir);
+        }
+        command
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)

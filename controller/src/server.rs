@@ -48,6 +48,8 @@ pub struct RunningController {
     pub local_agent: Option<String>,
     shutdown: CancellationToken,
     tasks: JoinSet<Result<()>>,
+    /// This controller's entry in the host's list of paths hidden from reads.
+    _hidden: Option<crate::hide_registry::Registration>,
 }
 
 async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
@@ -59,6 +61,7 @@ async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
 /// Starts the controller described by `config`.
 pub async fn start(config: &Config) -> Result<RunningController> {
     let dir = DataDir::new(&config.data_dir);
+    let hidden = crate::hide_registry::register(config);
     let pki = Arc::new(Pki::load_or_init(
         &dir,
         &config.gateway_sans,
@@ -192,6 +195,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         local_agent,
         shutdown,
         tasks,
+        _hidden: hidden,
     })
 }
 

@@ -17,6 +17,10 @@
 //! kubernetes_max_per_kind = 2000 # objects listed per kind before the list is cut
 //! rescan_s = 30                  # full rescan period
 //! debounce_ms = 1500             # wait after the first change of a burst
+//!
+//! [sandbox]                      # what reads never see (docs/sandbox.md)
+//! hide = ["/srv/secrets", "/home/*/.vault-token"]  # hidden besides the defaults
+//! hide_defaults = true           # false: only Vigil's own state and `hide` are hidden
 //! ```
 
 use crate::error::{Error, Result};
@@ -40,6 +44,27 @@ struct RawConfig {
     heartbeat_override_s: Option<u32>,
     #[serde(default)]
     discovery: Discovery,
+    #[serde(default)]
+    sandbox: SandboxConfig,
+}
+
+/// The `[sandbox]` table: paths hidden from every read.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxConfig {
+    /// Patterns hidden besides the defaults (absolute paths, `*` within a component).
+    pub hide: Vec<String>,
+    /// Hide the default credential stores (shadow, SSH keys, kubeconfigs, …).
+    pub hide_defaults: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            hide: Vec::new(),
+            hide_defaults: true,
+        }
+    }
 }
 
 /// Whether a discovery source runs.
@@ -139,6 +164,8 @@ pub struct Config {
     pub heartbeat_override: Option<Duration>,
     /// Discovery sources and their settings.
     pub discovery: Discovery,
+    /// What reads never see.
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for Config {
@@ -148,6 +175,7 @@ impl Default for Config {
             max_output_cap_bytes: DEFAULT_MAX_OUTPUT_CAP,
             heartbeat_override: None,
             discovery: Discovery::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -192,11 +220,16 @@ impl Config {
             }
         };
         raw.discovery.validate()?;
+        for pattern in &raw.sandbox.hide {
+            crate::exec::sandbox::hidden::check_pattern(pattern)
+                .map_err(|e| format!("sandbox.hide: {e}"))?;
+        }
         Ok(Config {
             read_only: raw.read_only.unwrap_or(false),
             max_output_cap_bytes,
             heartbeat_override,
             discovery: raw.discovery,
+            sandbox: raw.sandbox,
         })
     }
 }
@@ -229,6 +262,12 @@ mod tests {
             (Toggle::Off, Toggle::On, Toggle::Auto)
         );
         assert_eq!((d.cluster_name.as_deref(), d.rescan_s), (Some("lab"), 5));
+        let sandbox = Config::parse("[sandbox]\nhide = [\"/srv/k\"]\nhide_defaults = false\n")
+            .unwrap()
+            .sandbox;
+        assert_eq!(sandbox.hide, vec!["/srv/k".to_owned()]);
+        assert!(!sandbox.hide_defaults);
+        assert!(Config::default().sandbox.hide_defaults);
     }
 
     #[test]
@@ -247,6 +286,9 @@ mod tests {
         assert!(Config::parse("[discovery]\ncluster_name = \"a:b\"").is_err());
         assert!(Config::parse("[discovery]\nkubernetes_max_per_kind = 0").is_err());
         assert!(Config::parse("[discovery]\nwhat = 1").is_err());
+        assert!(Config::parse("[sandbox]\nhide = [\"relative/path\"]").is_err());
+        assert!(Config::parse("[sandbox]\nhide = [\"/\"]").is_err());
+        assert!(Config::parse("[sandbox]\nwhat = 1").is_err());
     }
 
     #[test]

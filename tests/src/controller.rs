@@ -156,13 +156,11 @@ impl Controller {
 
     /// The controller's grant-signing key.
     pub fn grant_key(&self) -> vigil_shared::grant::GrantSigningKey {
-        let hex_seed =
-            std::fs::read_to_string(self.dir.path().join("grant.key")).expect("grant.key");
-        let bytes: [u8; 32] = hex::decode(hex_seed.trim())
-            .expect("hex")
-            .try_into()
-            .expect("32 bytes");
-        vigil_shared::grant::signing_key_from_bytes(&bytes)
+        let text = std::fs::read_to_string(self.dir.path().join("grant.key")).expect("grant.key");
+        vigil_controller::pki::GrantKey::parse(&text)
+            .expect("grant.key")
+            .signing_key()
+            .clone()
     }
 
     /// The CA certificate path.

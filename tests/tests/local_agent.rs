@@ -63,3 +63,90 @@ async fn the_local_agent_connects_runs_commands_and_is_reused() {
     .await;
     assert!(gone, "the local agent outlived the controller");
 }
+
+/// The issue that found it: on a host that runs both the controller and an agent, a viewer
+/// token's `POST /api/exec` of `cat .vigil/admin.token` returned the admin token. Every
+/// read is blind to the controller's data directory (CA, gateway and grant keys, admin
+/// token, database) and to the agent's own state, while ordinary reads still work.
+#[tokio::test]
+async fn reads_never_see_the_controllers_secrets_whatever_the_role() {
+    let ctrl = Controller::start(ControllerOptions {
+        extra_args: vec!["--local-agent".into()],
+        ..ControllerOptions::default()
+    })
+    .await;
+    let id = local_id(&ctrl).await;
+    let connected = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
+    assert!(
+        connected,
+        "the local agent did not connect:\n{}",
+        ctrl.log()
+    );
+    let (code, out, err) = ctrl.cli(&["apitoken", "create", "--role", "viewer", "--name", "v"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let viewer = vigil_tests::Api::new(
+        ctrl.api.base().to_owned(),
+        out.lines().last().unwrap().trim().to_owned(),
+    );
+    let data = ctrl.data_dir().canonicalize().unwrap();
+    let admin_token = std::fs::read_to_string(data.join("admin.token")).unwrap();
+    let grant_key = std::fs::read(data.join("grant.key")).unwrap();
+    assert!(!admin_token.trim().is_empty());
+
+    for api in [&viewer, &ctrl.api] {
+        for command in [
+            format!("cat {}/admin.token", data.display()),
+            format!("cat {}/grant.key", data.display()),
+            format!(
+                "cat {}/ca.key {}/gateway.key",
+                data.display(),
+                data.display()
+            ),
+            format!("ls -A {}", data.display()),
+            format!("head -c 4096 {}/local-agent/agent.key", data.display()),
+            format!("grep -r vat_ {}", data.display()),
+        ] {
+            let outcome = api.exec_json(&id, &command).await;
+            let text = match &outcome {
+                Ok(o) => format!("{}{}", o.stdout, o.stderr),
+                Err((status, body)) => format!("{status} {body}"),
+            };
+            assert!(
+                !text.contains(admin_token.trim()),
+                "{command} returned the admin token: {text}"
+            );
+            assert!(!text.contains("vat_"), "{command}: {text}");
+            assert!(
+                !text.contains("PRIVATE KEY") && !text.contains("vigil.db"),
+                "{command} showed a key or the directory: {text}"
+            );
+            let key_text = String::from_utf8_lossy(&grant_key);
+            assert!(
+                key_text.trim().is_empty() || !text.contains(key_text.trim()),
+                "{command} returned the grant key: {text}"
+            );
+        }
+    }
+    // Ordinary reads still work, and the agent says what it hides.
+    let outcome = viewer
+        .exec_json(&id, "cat /etc/hostname /proc/version")
+        .await
+        .unwrap();
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    assert!(outcome.stdout.contains("Linux"), "{outcome:?}");
+    let seen = wait_until(Duration::from_secs(30), || async {
+        ctrl.api.agents().await[0]["sandbox"]["level"].is_string()
+    })
+    .await;
+    assert!(seen, "no sandbox facts: {:?}", ctrl.api.agents().await);
+    let agents = ctrl.api.agents().await;
+    let sandbox = &agents[0]["sandbox"];
+    assert_eq!(sandbox["hidden"], true, "{sandbox}");
+    let patterns = sandbox["hidden_paths"].as_array().expect("hidden_paths");
+    assert!(
+        patterns
+            .iter()
+            .any(|p| p.as_str() == Some(&data.display().to_string())),
+        "{sandbox}"
+    );
+}

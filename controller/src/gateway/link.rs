@@ -186,6 +186,8 @@ impl LinkService {
                 "allow_unsandboxed_reads": s.allow_unsandboxed_reads,
                 "error": (!s.error.is_empty()).then_some(&s.error),
                 "launcher": (!s.launcher.is_empty()).then_some(&s.launcher),
+                "hidden": s.hidden,
+                "hidden_paths": s.hidden_paths,
             })),
         });
         self.agents.record_facts(agent, value, unix_now());

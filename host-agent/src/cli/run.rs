@@ -3,7 +3,7 @@
 use super::{ConfigArgs, StateArgs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::exec::sandbox::{ENV_ALLOW_UNSANDBOXED_READS, ReadSandbox};
+use crate::exec::sandbox::{ENV_ALLOW_UNSANDBOXED_READS, ENV_HIDE, HiddenPaths, ReadSandbox};
 use crate::link::{self, Runtime};
 use crate::state::StateDir;
 use clap::Args;
@@ -18,8 +18,10 @@ provably read-only and bounded, writes need a grant signed by the controller's k
 agent and this exact command. With --read-only (or read_only = true in the config) every \
 write is refused for the life of the process. Every read on this host runs confined by \
 the kernel (Landlock, seccomp, no_new_privs, a reduced capability set) so that it cannot \
-write; on a kernel without Landlock reads are refused unless --allow-unsandboxed-reads is \
-given. The sandbox level shows in the log at startup and in the agent's facts. SIGTERM or SIGINT stops the agent and kills \
+write, in a mount namespace where the agent's state, Vigil's own directories and the \
+host's credential stores (shadow, SSH keys, kubeconfigs, …; see --hide) are empty masks; \
+on a kernel without Landlock, or where that namespace cannot be made, reads are refused \
+unless --allow-unsandboxed-reads is given. The sandbox level shows in the log at startup and in the agent's facts. SIGTERM or SIGINT stops the agent and kills \
 running commands. Exits with status 3 when the controller revokes the agent.";
 
 #[derive(Debug, Args)]
@@ -33,6 +35,11 @@ pub struct RunArgs {
     /// without it such an agent refuses reads. Shown in the agent's facts.
     #[arg(long, env = ENV_ALLOW_UNSANDBOXED_READS)]
     allow_unsandboxed_reads: bool,
+    /// Hide this path from every read, besides Vigil's own directories, the state
+    /// directory and the default credential stores (repeatable; an absolute path, `*`
+    /// matches within one component; the environment variable takes a `:`-separated list).
+    #[arg(long = "hide", value_name = "PATH", env = ENV_HIDE, value_delimiter = ':')]
+    hide: Vec<String>,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -40,7 +47,13 @@ pub struct RunArgs {
 pub async fn run(args: RunArgs) -> Result<()> {
     let config = Config::load(args.config.config.as_deref(), args.read_only)?;
     let platform = crate::platform::detect(&config.discovery).await;
-    let sandbox = detect_sandbox(args.allow_unsandboxed_reads)?;
+    let mut extra = config.sandbox.hide.clone();
+    extra.extend(args.hide.iter().filter(|p| !p.is_empty()).cloned());
+    let state_dir = std::path::absolute(&args.state.state_dir)
+        .map_err(|e| Error::io("resolving the state directory", e))?;
+    let hidden = HiddenPaths::new([state_dir], config.sandbox.hide_defaults, &extra)
+        .map_err(Error::Usage)?;
+    let sandbox = detect_sandbox(args.allow_unsandboxed_reads, hidden)?;
     let runtime = Runtime::new(
         StateDir::new(args.state.state_dir),
         config,
@@ -63,8 +76,8 @@ pub async fn run(args: RunArgs) -> Result<()> {
 }
 
 /// Probe the read sandbox (one throw-away confined thread) and log what it found.
-fn detect_sandbox(allow_unsandboxed: bool) -> Result<ReadSandbox> {
-    let sandbox = ReadSandbox::detect(allow_unsandboxed);
+fn detect_sandbox(allow_unsandboxed: bool, hidden: HiddenPaths) -> Result<ReadSandbox> {
+    let sandbox = ReadSandbox::detect(allow_unsandboxed, hidden);
     let facts = sandbox.facts();
     info!(
         launcher = %facts.launcher,
@@ -74,8 +87,16 @@ fn detect_sandbox(allow_unsandboxed: bool) -> Result<ReadSandbox> {
         no_new_privs = facts.no_new_privs,
         capabilities_dropped = facts.capabilities_dropped,
         allow_unsandboxed_reads = facts.allow_unsandboxed_reads,
+        hidden = facts.hidden,
         "read sandbox"
     );
+    match sandbox.masked() {
+        Ok((paths, devices)) => info!(
+            patterns = facts.hidden_paths.len(),
+            paths, devices, "hidden from reads"
+        ),
+        Err(error) => warn!(%error, "the reads' mount namespace could not be made"),
+    }
     if let Err(error) = sandbox.probe() {
         warn!(%error, "the read sandbox probe failed");
     }

@@ -13,6 +13,7 @@ mod commands;
 mod engine;
 mod guards;
 mod lexical;
+mod options;
 mod producer;
 mod syntax;
 mod test_expr;

@@ -19,7 +19,8 @@
 //!   (`AKIA`/`ASIA` + 16), GitHub (`ghp_ gho_ ghu_ ghs_ ghr_`, `github_pat_`), Slack
 //!   (`xox[abposr]-`), Google API keys (`AIza` + 35), OpenAI/Anthropic (`sk-`, `sk-ant-`,
 //!   `sk-proj-` + at least 32, mixing letters and digits), Stripe (`sk_live_`, `sk_test_`,
-//!   `rk_…`), age secret keys.
+//!   `rk_…`), age secret keys, and Vigil's own API tokens (`vat_…`), join tokens (`vjt_…`)
+//!   and grant-signing key file (`vgk_…`).
 //! - **Assignments** `NAME=value`, `NAME: value`, `"name": "value"`, `export NAME=value`,
 //!   `NAME := value`, `-Dname=value`, `--name=value`, `--name value`, and Kubernetes-style
 //!   `name: NAME` followed by `value: …` (next line, or `{"name": …, "value": …}`), where

@@ -27,6 +27,10 @@ static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
         r"|\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}",
         r"|\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
         r"|\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b",
+        // Vigil's own: API tokens (`vat_`), join tokens (`vjt_`) and the grant-signing key
+        // file (`vgk_`), each a prefix and lowercase hex (controller/src/store/api_tokens.rs,
+        // pki/join_token.rs, pki/grant_key.rs).
+        r"|\bv(?:at|jt|gk)_[0-9a-f]{16,}\b",
     ))
 });
 

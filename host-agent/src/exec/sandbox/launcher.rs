@@ -27,9 +27,11 @@ pub struct Base {
 }
 
 impl Base {
-    /// The whole report, once Landlock has done `landlock`.
-    pub fn with(self, landlock: landlock::Outcome) -> Report {
+    /// The whole report, once Landlock has done `landlock`; `hidden` says whether the
+    /// read's mount namespace hides what it must (or there is nothing to hide).
+    pub fn with(self, landlock: landlock::Outcome, hidden: bool) -> Report {
         Report {
+            hidden,
             landlock_abi: landlock.abi,
             landlock: landlock.enforced,
             seccomp: self.seccomp,
@@ -56,10 +58,11 @@ pub fn confine_base() -> Result<Base, String> {
 
 /// Confine the calling thread for good and say what was enforced. `scratch` is the only
 /// directory the command may write in. Only a failure that leaves the thread in an
-/// unknown state is an error; missing kernel features show in the report.
+/// unknown state is an error; missing kernel features show in the report. The program
+/// makes no mount namespace, so nothing is hidden (`hidden: false`).
 pub fn confine(scratch: Option<&Path>) -> Result<Report, String> {
     let base = confine_base()?;
-    Ok(base.with(landlock::restrict(scratch)?))
+    Ok(base.with(landlock::restrict(scratch)?, false))
 }
 
 /// Why a read must not run under `report`: Landlock did not take hold and unsandboxed

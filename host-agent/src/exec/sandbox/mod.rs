@@ -23,14 +23,18 @@
 //! this sandbox (see `docs/sandbox.md`).
 
 pub mod args;
+pub mod blockdev;
 pub mod caps;
+pub mod hidden;
 pub mod landlock;
 pub mod launcher;
+pub mod mountns;
 pub mod read_env;
 pub mod scratch;
 pub mod seccomp;
 pub mod thread;
 
+pub use hidden::HiddenPaths;
 pub use landlock::Enforced;
 pub use scratch::Scratch;
 pub use thread::Confinement;
@@ -42,6 +46,9 @@ use vigil_proto::agent::v1::SandboxFacts;
 /// The hidden subcommand of `vigil-agent` that runs the confinement as a program
 /// (`--probe`, or `--scratch DIR -- CMD`), for diagnosis and tests.
 pub const SUBCOMMAND: &str = "sandbox-exec";
+
+/// The environment variable behind `vigil-agent run --hide` (a `:`-separated list).
+pub const ENV_HIDE: &str = "VIGIL_HIDE";
 
 /// The environment variable behind `--allow-unsandboxed-reads`.
 pub const ENV_ALLOW_UNSANDBOXED_READS: &str = "VIGIL_ALLOW_UNSANDBOXED_READS";
@@ -57,15 +64,19 @@ pub struct Report {
     pub no_new_privs: bool,
     /// The bounding set holds only the capabilities a read keeps.
     pub capabilities_dropped: bool,
+    /// The read's mount namespace hides Vigil's state and the credential stores (or there
+    /// is nothing to hide); false from `sandbox-exec`, which makes no namespace.
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 impl Report {
-    /// `full` (Landlock with every right asked for, seccomp, no_new_privs), `none` (no
-    /// Landlock), else `partial`.
+    /// `full` (Landlock with every right asked for, seccomp, no_new_privs, hidden paths
+    /// hidden), `none` (no Landlock), else `partial`.
     pub fn level(&self) -> &'static str {
         match self.landlock {
             Enforced::None => "none",
-            Enforced::Full if self.seccomp && self.no_new_privs => "full",
+            Enforced::Full if self.seccomp && self.no_new_privs && self.hidden => "full",
             _ => "partial",
         }
     }
@@ -103,16 +114,38 @@ pub struct ReadSandbox {
     /// What the probe found, or why it failed.
     probe: Result<Report, String>,
     allow_unsandboxed: bool,
+    /// What reads must not see.
+    hidden: HiddenPaths,
+    /// How many paths and device nodes the namespace masks, or why it could not be made.
+    masked: Result<(usize, usize), String>,
 }
 
 impl ReadSandbox {
-    /// Learn what the kernel enforces by confining one throw-away read thread.
-    pub fn detect(allow_unsandboxed: bool) -> Self {
+    /// Hide `hidden` from every read, then learn what the kernel enforces by confining one
+    /// throw-away read thread.
+    pub fn detect(allow_unsandboxed: bool, hidden: HiddenPaths) -> Self {
+        thread::set_hidden(hidden.clone());
+        let probe = thread::probe(None);
+        let masked = match &probe {
+            Ok(p) => match &p.masks {
+                Ok(masks) => Ok(masks.as_ref().map_or((0, 0), |m| m.counts())),
+                Err(e) => Err(e.clone()),
+            },
+            Err(e) => Err(e.clone()),
+        };
         ReadSandbox {
             confined: true,
-            probe: thread::probe(None),
+            probe: probe.map(|p| p.report),
             allow_unsandboxed,
+            hidden,
+            masked,
         }
+    }
+
+    /// How many paths and block device nodes the reads' namespace masks, or why it could
+    /// not be made.
+    pub fn masked(&self) -> Result<(usize, usize), &str> {
+        self.masked.as_ref().copied().map_err(String::as_str)
     }
 
     /// Reads run directly, unconfined: for the agent's own unit tests.
@@ -122,6 +155,8 @@ impl ReadSandbox {
             confined: false,
             probe: Err("off in unit tests".into()),
             allow_unsandboxed: true,
+            hidden: HiddenPaths::none(),
+            masked: Ok((0, 0)),
         }
     }
 
@@ -132,6 +167,8 @@ impl ReadSandbox {
             confined: true,
             probe,
             allow_unsandboxed,
+            hidden: HiddenPaths::none(),
+            masked: Ok((0, 0)),
         }
     }
 
@@ -153,7 +190,19 @@ impl ReadSandbox {
     /// Why host reads are refused, if they are: no Landlock and no
     /// `--allow-unsandboxed-reads`.
     pub fn refusal(&self) -> Option<String> {
-        if self.allow_unsandboxed || self.level() != "none" {
+        if self.allow_unsandboxed {
+            return None;
+        }
+        if let Err(why) = &self.masked
+            && self.level() != "none"
+        {
+            return Some(format!(
+                "SANDBOX_UNAVAILABLE: reads on this host cannot be kept from Vigil's secrets \
+                 and the hidden credential files ({why}); the agent refuses them unless \
+                 started with --allow-unsandboxed-reads ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
+            ));
+        }
+        if self.level() != "none" {
             return None;
         }
         let why = match &self.probe {
@@ -188,6 +237,8 @@ impl ReadSandbox {
             allow_unsandboxed_reads: self.allow_unsandboxed,
             error: self.probe.as_ref().err().cloned().unwrap_or_default(),
             launcher: if self.confined { THREAD_LAUNCHER } else { "" }.to_owned(),
+            hidden_paths: self.hidden.patterns().to_vec(),
+            hidden: report.is_some_and(|r| r.hidden) && self.masked.is_ok(),
         }
     }
 }

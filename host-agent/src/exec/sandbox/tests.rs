@@ -7,6 +7,7 @@ fn report(landlock: Enforced, seccomp: bool) -> Report {
         seccomp,
         no_new_privs: true,
         capabilities_dropped: true,
+        hidden: true,
     }
 }
 
@@ -16,6 +17,13 @@ fn levels_follow_what_the_kernel_enforced() {
     assert_eq!(report(Enforced::Full, false).level(), "partial");
     assert_eq!(report(Enforced::Partial, true).level(), "partial");
     assert_eq!(report(Enforced::None, true).level(), "none");
+}
+
+#[test]
+fn without_hiding_the_level_is_partial() {
+    let mut r = report(Enforced::Full, true);
+    r.hidden = false;
+    assert_eq!(r.level(), "partial");
 }
 
 #[test]

@@ -18,12 +18,15 @@
 //! instead of once per read (BENCHMARKS.md, "Read sandbox"). No `unsafe`: nothing runs
 //! between fork and exec.
 
+use super::hidden::HiddenPaths;
 use super::launcher::{Base, confine_base, refuse_unsandboxed};
+use super::mountns::{self, Masks};
 use super::{Report, landlock};
 use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
@@ -41,11 +44,52 @@ pub struct Confinement {
     pub allow_unsandboxed: bool,
 }
 
+/// What a read thread inherits from the base thread: its confinement and the masks of
+/// its mount namespace.
+#[derive(Debug, Clone)]
+pub struct Inherited {
+    pub base: Base,
+    /// The masks, or why the namespace could not be made (`None` inside: nothing to hide).
+    pub masks: Result<Option<Arc<Masks>>, String>,
+}
+
 /// Work for a read thread; it runs with the base thread's confinement.
-type Job = Box<dyn FnOnce(Base) + Send>;
+type Job = Box<dyn FnOnce(Inherited) + Send>;
 
 /// The base thread's queue of jobs, once it runs.
 static BASE: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
+
+/// What reads must not see; the base thread hides it in its mount namespace.
+static HIDDEN: Mutex<Option<HiddenPaths>> = Mutex::new(None);
+
+/// Set when a read found a hidden path uncovered: the next read starts a new base thread.
+static STALE: AtomicBool = AtomicBool::new(false);
+
+/// The error text of a read refused because a mask went away (it is retried once).
+const UNCOVERED: &str = "a hidden path is no longer covered";
+
+/// Hide `hidden` from every read from now on (a new base thread, with a new namespace,
+/// starts with the next read).
+pub fn set_hidden(hidden: HiddenPaths) {
+    *HIDDEN.lock().unwrap_or_else(PoisonError::into_inner) = Some(hidden);
+    STALE.store(true, Ordering::SeqCst);
+}
+
+/// Make the mount namespace (when there is anything to hide), then confine.
+fn prepare_base() -> Result<Inherited, String> {
+    let hidden = HIDDEN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let masks = match hidden {
+        Some(h) if !h.patterns().is_empty() => mountns::enter(&h).map(|m| Some(Arc::new(m))),
+        _ => Ok(None),
+    };
+    Ok(Inherited {
+        base: confine_base()?,
+        masks,
+    })
+}
 
 /// Start the base thread and wait until it has confined itself.
 fn start_base() -> Result<mpsc::Sender<Job>, String> {
@@ -54,15 +98,16 @@ fn start_base() -> Result<mpsc::Sender<Job>, String> {
     std::thread::Builder::new()
         .name(BASE_THREAD.to_owned())
         .spawn(move || {
-            let base = confine_base();
-            let _ = ready.send(base.clone());
-            let Ok(base) = base else { return };
+            let inherited = prepare_base();
+            let _ = ready.send(inherited.clone().map(|_| ()));
+            let Ok(inherited) = inherited else { return };
             for job in inbox {
                 // A read thread that cannot start drops its job, and with it the
                 // answer channel: the waiting read fails with "ended early".
+                let given = inherited.clone();
                 let _ = std::thread::Builder::new()
                     .name(THREAD_NAME.to_owned())
-                    .spawn(move || job(base));
+                    .spawn(move || job(given));
             }
         })
         .map_err(|e| format!("could not start the read base thread: {e}"))?;
@@ -76,6 +121,10 @@ fn start_base() -> Result<mpsc::Sender<Job>, String> {
 /// first, or again if it has gone).
 fn on_read_thread(job: Job) -> Result<(), String> {
     let mut base = BASE.lock().unwrap_or_else(PoisonError::into_inner);
+    if STALE.swap(false, Ordering::SeqCst) {
+        // The old base thread ends once its queue is dropped; reads it started go on.
+        *base = None;
+    }
     let job = match base.as_ref() {
         Some(jobs) => match jobs.send(job) {
             Ok(()) => return Ok(()),
@@ -94,12 +143,26 @@ fn on_read_thread(job: Job) -> Result<(), String> {
 /// Spawn `command` as a read, confined as `how` says. Fails, without starting anything,
 /// when the thread cannot be confined, or when the kernel has no Landlock and
 /// unsandboxed reads are not allowed.
-pub async fn spawn(mut command: Command, how: Confinement) -> io::Result<Child> {
+pub async fn spawn(command: Command, how: Confinement) -> io::Result<Child> {
+    let command = Arc::new(Mutex::new(command));
+    match spawn_once(command.clone(), how.clone()).await {
+        // A mask went away since the namespace was made: once more, in a fresh one.
+        Err(e) if e.to_string().contains(UNCOVERED) => spawn_once(command, how).await,
+        other => other,
+    }
+}
+
+async fn spawn_once(command: Arc<Mutex<Command>>, how: Confinement) -> io::Result<Child> {
     let runtime = tokio::runtime::Handle::current();
     let (tx, rx) = oneshot::channel();
-    on_read_thread(Box::new(move |base| {
+    on_read_thread(Box::new(move |inherited| {
         let _entered = runtime.enter();
-        let result = confined(base, &how).and_then(|_| command.spawn());
+        let result = confined(inherited, &how).and_then(|_| {
+            command
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .spawn()
+        });
         let _ = tx.send(result);
     }))
     .map_err(|reason| io::Error::other(format!("could not confine the read: {reason}")))?;
@@ -107,11 +170,30 @@ pub async fn spawn(mut command: Command, how: Confinement) -> io::Result<Child> 
         .unwrap_or_else(|_| Err(io::Error::other("the read's spawn thread ended early")))
 }
 
-/// Add the read's Landlock domain to the calling (read) thread, refusing (as an error)
-/// when there is no Landlock and that is not allowed.
-fn confined(base: Base, how: &Confinement) -> io::Result<Report> {
+/// Check the namespace's masks, then add the read's Landlock domain to the calling (read)
+/// thread, refusing (as an error) when a hidden path is uncovered, or when there is no
+/// Landlock or no namespace and that is not allowed.
+fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
+    let hidden = match &inherited.masks {
+        Ok(Some(masks)) => match masks.verify() {
+            Ok(()) => true,
+            Err(why) => {
+                tracing::info!(%why, "a hidden path lost its mask; the reads get a new namespace");
+                STALE.store(true, Ordering::SeqCst);
+                return Err(io::Error::other(format!("{UNCOVERED} ({why})")));
+            }
+        },
+        Ok(None) => true,
+        Err(why) if !how.allow_unsandboxed => {
+            return Err(io::Error::other(format!(
+                "the read's mount namespace could not hide Vigil's secrets ({why}); \
+                 the agent refuses reads unless started with --allow-unsandboxed-reads"
+            )));
+        }
+        Err(_) => false,
+    };
     let report = landlock::restrict(how.scratch.as_deref())
-        .map(|landlock| base.with(landlock))
+        .map(|landlock| inherited.base.with(landlock, hidden))
         .map_err(|reason| format!("could not confine the read: {reason}"))
         .and_then(|report| refuse_unsandboxed(&report, how.allow_unsandboxed).map(|()| report))
         .map_err(io::Error::other)?;
@@ -120,11 +202,23 @@ fn confined(base: Base, how: &Confinement) -> io::Result<Report> {
 
 /// What a read thread gets: the base confinement and Landlock without a scratch
 /// directory, on a throw-away read thread. The agent's probe at startup.
-pub fn probe(scratch: Option<PathBuf>) -> Result<Report, String> {
+pub fn probe(scratch: Option<PathBuf>) -> Result<Probe, String> {
     let (tx, rx) = mpsc::channel();
-    on_read_thread(Box::new(move |base| {
-        let _ = tx.send(landlock::restrict(scratch.as_deref()).map(|l| base.with(l)));
+    on_read_thread(Box::new(move |inherited| {
+        let hidden = inherited.masks.is_ok();
+        let result = landlock::restrict(scratch.as_deref()).map(|l| Probe {
+            report: inherited.base.with(l, hidden),
+            masks: inherited.masks,
+        });
+        let _ = tx.send(result);
     }))?;
     rx.recv()
         .unwrap_or_else(|_| Err("the probe thread ended early".to_owned()))
+}
+
+/// What the probe found: the report, and the namespace's masks or why there are none.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub report: Report,
+    pub masks: Result<Option<Arc<Masks>>, String>,
 }

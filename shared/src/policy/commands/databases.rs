@@ -6,6 +6,7 @@ use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::sql::{Flavor, sql_writes};
 use super::{Cmd, redis};
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -180,49 +181,25 @@ fn sqlite(cmd: &Cmd<'_>) -> Verdict {
     inspected(&statements, Flavor::Sqlite, "sqlite3")
 }
 
+/// psql: `rules/psql.toml` decides the options; the SQL of every `-c` is inspected.
 fn psql(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "cdfhpUvoLPFRTS",
-        long_values: &[
-            "command",
-            "dbname",
-            "file",
-            "host",
-            "port",
-            "username",
-            "set",
-            "variable",
-            "output",
-            "log-file",
-            "pset",
-            "field-separator",
-            "record-separator",
-            "table-attr",
-        ],
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
+    let w = match cmd.walk("psql") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("psql", &w);
+    if v.is_write() {
+        return v;
     }
-    if let Some((c, why)) = p.first_of(&[
-        ('f', "file", "runs a script file"),
-        ('o', "output", "writes query output to a file"),
-        ('L', "log-file", "writes a log file"),
-        ('s', "single-step", "asks a terminal before each statement"),
-    ]) {
-        return Verdict::write(Risk::High, format!("psql -{c} {why}"));
+    let mut commands = Vec::new();
+    for occ in w.all("command") {
+        match occ.fixed() {
+            Some(c) => commands.push(c),
+            None => return cmd.dynamic_write(),
+        }
     }
-    let commands: Vec<&str> = p
-        .opts
-        .iter()
-        .filter_map(|o| match o {
-            Opt::Short('c', v) => v.as_deref(),
-            Opt::Long(l, v) if long_matches(l, "command") => v.as_deref(),
-            _ => None,
-        })
-        .collect();
     if commands.is_empty() {
-        if p.flag('l', "list") || p.flag('V', "version") {
+        if w.has("list") || w.has("version") || w.has("help") || w.has("?") {
             return Verdict::read("psql -l only lists databases");
         }
         return Verdict::write(

@@ -77,7 +77,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "tee" => tee(cmd),
         "dd" => dd(cmd),
         "sort" => sort(cmd),
-        "uniq" => output_positional(cmd, 2, "uniq INPUT OUTPUT writes OUTPUT"),
+        "uniq" => cmd.by_table("uniq"),
         "shuf" => {
             let p = cmd.parse(Spec {
                 short_values: "noi",
@@ -114,8 +114,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "tail" => tail(cmd),
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lz4" | "zstd" | "pigz"
-        | "unzstd" => compressor(cmd),
+        "gzip" | "gunzip" => cmd.by_table("gzip"),
+        "xz" | "unxz" => cmd.by_table("xz"),
+        "zstd" | "unzstd" => cmd.by_table("zstd"),
+        "bzip2" | "bunzip2" | "lz4" | "pigz" => compressor(cmd),
         "unzip" => {
             let p = cmd.parse(Spec::default());
             if p.short('l') || p.short('p') || p.short('t') || p.short('v') && p.short('l') {
@@ -168,20 +170,6 @@ fn reader_except(cmd: &Cmd<'_>, flags: &[&str]) -> Verdict {
             Verdict::write(Risk::Medium, "xxd INPUT OUTPUT writes OUTPUT")
         }
         _ => Verdict::read(format!("{} only reads", cmd.name)),
-    }
-}
-
-fn output_positional(cmd: &Cmd<'_>, count: usize, reason: &str) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "fsw",
-        ..Spec::default()
-    });
-    if p.dynamic {
-        cmd.dynamic_write()
-    } else if p.positionals.len() >= count {
-        Verdict::write(Risk::Medium, reason)
-    } else {
-        Verdict::read(format!("{} only reads", cmd.name))
     }
 }
 

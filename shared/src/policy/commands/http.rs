@@ -4,187 +4,43 @@ use super::super::args::Spec;
 use super::super::types::Risk;
 use super::super::verdict::Verdict;
 use super::Cmd;
+use crate::policy::options::judge;
 
-/// curl is a read only for GET/HEAD to standard output over http(s) or file.
+/// curl is a read only for GET/HEAD to standard output over http(s) or file. Its options
+/// are `rules/curl.toml`; each request after `--next` is judged with its own options.
 pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
-    const VALUE_SHORT: &str = "XdFTHouAebcDKEmrwxyYzCUQtP";
-    const WRITES_LONG: &[&str] = &[
-        "data",
-        "data-raw",
-        "data-binary",
-        "data-urlencode",
-        "data-ascii",
-        "json",
-        "form",
-        "form-string",
-        "upload-file",
-        "output",
-        "remote-name",
-        "remote-name-all",
-        "output-dir",
-        "cookie-jar",
-        "dump-header",
-        "trace",
-        "trace-ascii",
-        "stderr",
-        "config",
-        "libcurl",
-        "etag-save",
-        "hsts",
-        "alt-svc",
-        "create-dirs",
-        "ftp-create-dirs",
-        "mail-from",
-        "mail-rcpt",
-        "quote",
-        "post301",
-        "post302",
-        "post303",
-        "remote-header-name",
-        "upload-flags",
-        "ssl-sessions",
-    ];
-    const LONG_VALUES: &[&str] = &[
-        "data",
-        "data-raw",
-        "data-binary",
-        "data-urlencode",
-        "data-ascii",
-        "json",
-        "form",
-        "form-string",
-        "upload-file",
-        "output",
-        "output-dir",
-        "cookie-jar",
-        "dump-header",
-        "trace",
-        "trace-ascii",
-        "stderr",
-        "config",
-        "libcurl",
-        "etag-save",
-        "hsts",
-        "alt-svc",
-        "request",
-        "header",
-        "user",
-        "user-agent",
-        "referer",
-        "cookie",
-        "max-time",
-        "connect-timeout",
-        "retry",
-        "cacert",
-        "cert",
-        "key",
-        "resolve",
-        "connect-to",
-        "proxy",
-        "unix-socket",
-        "write-out",
-        "url",
-        "interface",
-        "limit-rate",
-        "max-filesize",
-        "range",
-        "mail-from",
-        "mail-rcpt",
-        "quote",
-        "retry-delay",
-        "retry-max-time",
-        "expect100-timeout",
-        "keepalive-time",
-        "etag-compare",
-        "variable",
-        "pinnedpubkey",
-        "capath",
-        "ciphers",
-        "dns-servers",
-        "aws-sigv4",
-        "oauth2-bearer",
-        "noproxy",
-        "proxy-user",
-        "socks5",
-        "socks5-hostname",
-        "abstract-unix-socket",
-        "request-target",
-        "ssl-sessions",
-    ];
-    let p = cmd.parse(Spec {
-        short_values: VALUE_SHORT,
-        long_values: LONG_VALUES,
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
+    let w = match cmd.walk("curl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("curl", &w);
+    if v.is_write() {
+        return v;
     }
-    let get = p.flag('G', "get");
-    for (c, why) in [
-        ('d', "sends a request body"),
-        ('F', "posts a form"),
-        ('T', "uploads a file"),
-        ('o', "writes a file"),
-        ('O', "writes a file"),
-        ('c', "writes a cookie jar"),
-        ('K', "reads options from a config file"),
-        ('J', "writes a file"),
-        ('Q', "sends raw FTP commands"),
-    ] {
-        if p.short(c) {
-            let allowed = (matches!(c, 'o')
-                && p.value(Some('o'), "output")
-                    .is_some_and(|v| v == "/dev/null" || v == "-"))
-                || (c == 'd' && get);
-            if !allowed {
-                return Verdict::write(Risk::Medium, format!("curl -{c} {why}"));
-            }
-        }
-    }
-    if p.short('D')
-        && p.value(Some('D'), "dump-header")
-            .is_some_and(|v| v != "-" && v != "/dev/null" && v != "/dev/stdout")
-    {
-        return Verdict::write(Risk::Medium, "curl -D writes headers to a file");
-    }
-    for w in WRITES_LONG {
-        if p.long(w) {
-            if get && w.starts_with("data") {
-                continue;
-            }
-            let to_null = matches!(
-                *w,
-                "output" | "dump-header" | "trace" | "trace-ascii" | "stderr"
-            ) && p
-                .value(None, w)
-                .is_some_and(|v| matches!(v, "/dev/null" | "-" | "/dev/stdout" | "/dev/stderr"));
-            if !to_null {
-                return Verdict::write(
-                    Risk::Medium,
-                    format!("curl --{w} sends data or writes a file"),
-                );
-            }
-        }
-    }
-    if p.value(Some('w'), "write-out")
-        .is_some_and(|w| w.contains("%output{"))
+    if w.all("write-out")
+        .any(|o| o.fixed().is_none_or(|f| f.contains("%output{")))
     {
         return Verdict::write(Risk::Medium, "curl -w %output{FILE} writes a file");
     }
-    if let Some(method) = p.value(Some('X'), "request") {
-        let m = method.to_ascii_uppercase();
-        if !matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS") {
-            return Verdict::write(Risk::Medium, format!("curl -X {m} changes remote state"));
-        }
-    }
-    if p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Short('H', Some(h)) | super::super::args::Opt::Long(_, Some(h)) if h.to_ascii_lowercase().contains("method-override") || h.to_ascii_lowercase().starts_with("x-http-method"))) {
+    let overrides = |h: &str| {
+        let h = h.to_ascii_lowercase();
+        h.contains("method-override") || h.starts_with("x-http-method")
+    };
+    if w.all("header")
+        .chain(w.all("proxy-header"))
+        .any(|o| o.fixed().is_none_or(overrides))
+    {
         return Verdict::write(Risk::Medium, "curl sends a method-override header");
     }
-    let mut urls: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
-    if let Some(u) = p.value(None, "url") {
-        urls.push(u);
-    }
-    for url in &urls {
+    let urls = w
+        .operands
+        .iter()
+        .map(|(_, u)| u.fixed())
+        .chain(w.all("url").map(|o| o.fixed()));
+    for url in urls {
+        let Some(url) = url else {
+            continue;
+        };
         let lower = url.to_ascii_lowercase();
         if let Some((scheme, _)) = lower.split_once("://")
             && !matches!(scheme, "http" | "https" | "file")

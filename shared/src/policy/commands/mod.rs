@@ -33,6 +33,7 @@ mod raw_option_text;
 
 use super::args::{self, Parsed, Spec};
 use super::engine::Ctx;
+use super::options::{self, Walk};
 use super::types::{Risk, UnboundedCategory};
 use super::verdict::Verdict;
 use super::word::Word;
@@ -75,6 +76,48 @@ impl<'a> Cmd<'a> {
                 .get_or_insert_with(|| src.clone());
         }
         p
+    }
+
+    /// Walk the arguments with `tool`'s option table (`policy::options`), noting for
+    /// the expansion gate where an expansion could be an option. A missing or malformed
+    /// table is a denial.
+    pub fn walk(&self, tool: &str) -> Result<Walk<'a, 'static>, Verdict> {
+        self.walk_args(self.args, tool)
+    }
+
+    /// [`Cmd::walk`] over part of the arguments.
+    pub fn walk_args<'b>(
+        &self,
+        args: &'b [Word],
+        tool: &str,
+    ) -> Result<Walk<'b, 'static>, Verdict> {
+        let table = match options::table(tool) {
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
+                return Err(Verdict::unknown(format!(
+                    "{tool}: its option table is malformed ({e})"
+                )));
+            }
+            None => return Err(Verdict::unknown(format!("{tool}: no option table"))),
+        };
+        let w = options::walk(args, table);
+        self.scan.parsed.set(true);
+        if let Some(src) = &w.dynamic_src {
+            self.scan
+                .dynamic
+                .borrow_mut()
+                .get_or_insert_with(|| src.clone());
+        }
+        Ok(w)
+    }
+
+    /// Walk with `tool`'s table and judge: the whole rule for a tool whose table says
+    /// everything.
+    pub fn by_table(&self, tool: &str) -> Verdict {
+        match self.walk(tool) {
+            Ok(w) => options::judge(tool, &w),
+            Err(v) => v,
+        }
     }
 
     /// The rule's word that every option this form accepts only reads and runs nothing,

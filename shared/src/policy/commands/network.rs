@@ -5,6 +5,7 @@ use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -64,7 +65,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("mtr only probes").unbounded(UnboundedCategory::Tty, Some(rewrite))
             }
         }
-        "tcpdump" | "tshark" | "dumpcap" => capture(cmd),
+        "tcpdump" => tcpdump(cmd),
+        "tshark" | "dumpcap" => capture(cmd),
         "curl" => super::http::curl(cmd),
         "wget" => super::http::wget(cmd),
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
@@ -377,19 +379,36 @@ fn ping(cmd: &Cmd<'_>) -> Verdict {
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 
+/// tcpdump: `rules/tcpdump.toml` decides; without a count (or a file to read) it
+/// captures forever, rewritten with `-c 100`.
+fn tcpdump(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("tcpdump") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("tcpdump", &w);
+    if v.is_write() || w.has("c") || w.has("r") || w.has("V") {
+        return v;
+    }
+    let rewrite = format!("tcpdump -c 100 {}", super::super::word::join_src(cmd.args));
+    v.because("tcpdump without -c captures forever")
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+/// tshark and dumpcap (not yet converted to option tables).
 fn capture(cmd: &Cmd<'_>) -> Verdict {
     let p = cmd.parse(Spec {
         short_values: "cCwWiGrsyBEFmMTzZbfaAjJ",
         long_values: &["count", "interface"],
         ..Spec::default()
     });
-    if p.short('w') || p.short('z') || p.short('Z') || p.short('b') && cmd.name != "tcpdump" {
+    if p.short('w') || p.short('z') || p.short('Z') || p.short('b') {
         return Verdict::write(
             Risk::Medium,
             format!("{} -w writes a capture file", cmd.name),
         );
     }
-    if p.short('c') || p.short('r') || (cmd.name != "tcpdump" && p.short('a')) {
+    if p.short('c') || p.short('r') || p.short('a') {
         return Verdict::read(format!("{} with a count only captures", cmd.name));
     }
     let rewrite = format!(

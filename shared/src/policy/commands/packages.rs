@@ -30,19 +30,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("apt-cache only queries")
             }
         }
-        "apt-mark" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "showauto",
-                "showmanual",
-                "showhold",
-                "showinstall",
-                "showremove",
-                "showpurge",
-            ],
-            false,
-        ),
+        "apt-mark" => cmd.by_table("apt-mark"),
         "apt-config" => by_subcommand(cmd, Spec::default(), &["dump", "shell"], false),
         "dpkg" => dpkg(cmd),
         "dpkg-query" => Verdict::read("dpkg-query only queries"),
@@ -258,7 +246,18 @@ fn pkg_generic(cmd: &Cmd<'_>) -> Verdict {
         "-q",
         "--help",
     ];
+    // `history` lists and shows, but `history undo|redo|rollback|replay|store` change
+    // packages (or write a file): only its listing forms are reads.
+    let history_reads = [None, Some("list"), Some("info"), Some("userinstalled")];
     match cmd.args.first().and_then(|w| w.fixed()) {
+        Some("history")
+            if !history_reads.contains(&cmd.args.get(1).map(|w| w.fixed().unwrap_or("?"))) =>
+        {
+            Verdict::write(
+                Risk::High,
+                format!("{} history in this form changes packages", cmd.name),
+            )
+        }
         Some(s) if READS.contains(&s) => Verdict::read(format!("{} {s} only queries", cmd.name)),
         Some(s) => Verdict::write(Risk::High, format!("{} {s} changes packages", cmd.name)),
         None => Verdict::read(format!("{} prints help", cmd.name)),

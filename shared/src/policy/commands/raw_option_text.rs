@@ -74,31 +74,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "vcs.rs",
-        "if !t.starts_with('-') {",
-        "git's global options: git's own parser matches them in full",
-    ),
-    (
-        "vcs.rs",
-        "if t.starts_with(\"-c\")",
-        "git -c: attached or separate, any key (the whole option is refused)",
-    ),
-    (
-        "vcs.rs",
-        "|| t.starts_with(\"--config-env\")",
-        "git --config-env: global option, refused",
-    ),
-    (
-        "vcs.rs",
-        "|| t.starts_with(\"--exec-path=\")",
-        "git --exec-path=: global option, refused",
-    ),
-    (
-        "vcs.rs",
-        "|| t == \"--exec-path\" &&",
-        "git --exec-path: global option, refused",
-    ),
-    (
-        "vcs.rs",
         "w.text.as_str(),",
         "git write verbs: only decides whether a write also opens an editor",
     ),

@@ -292,7 +292,15 @@ pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
             .get(1)
             .map(|s| s.to_ascii_uppercase())
             .unwrap_or_default();
-        if subs.contains(&sub.as_str()) {
+        // ACL LOG reads, but ACL LOG RESET clears the log.
+        let resets = name == "ACL"
+            && sub == "LOG"
+            && words
+                .get(2)
+                .is_some_and(|w| w.eq_ignore_ascii_case("RESET"));
+        if resets {
+            Verdict::write(Risk::Medium, "Redis ACL LOG RESET clears the ACL log")
+        } else if subs.contains(&sub.as_str()) {
             Verdict::conditional(format!("Redis {name} {sub} only reads"))
         } else {
             Verdict::write(Risk::High, format!("Redis {name} {sub} changes the server"))

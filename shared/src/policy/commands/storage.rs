@@ -89,25 +89,14 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::write(Risk::Medium, "swapon enables swap")
             }
         }
-        "mdadm" => {
-            let p = cmd.parse(Spec::default());
-            if p.flag('D', "detail")
-                || p.flag('E', "examine")
-                || p.flag('Q', "query")
-                || p.long("detail-platform")
-            {
-                Verdict::read("mdadm --detail only reads")
-            } else {
-                Verdict::write(Risk::High, "mdadm changes RAID arrays")
-            }
-        }
+        "mdadm" => cmd.by_table("mdadm"),
         "btrfs" => btrfs(cmd),
-        "fdisk" | "sfdisk" | "gdisk" | "sgdisk" => {
+        "sgdisk" => cmd.by_table("sgdisk"),
+        "fdisk" | "sfdisk" | "gdisk" => {
             let p = cmd.parse(Spec::default());
             let read = p.flag('l', "list")
                 || (cmd.name == "sfdisk"
-                    && (p.flag('d', "dump") || p.short('J') || p.long("json")))
-                || (cmd.name == "sgdisk" && p.flag('p', "print"));
+                    && (p.flag('d', "dump") || p.short('J') || p.long("json")));
             if read {
                 Verdict::read(format!("{} -l only lists", cmd.name))
             } else {
@@ -308,6 +297,8 @@ fn ceph(cmd: &Cmd<'_>) -> Verdict {
     const WRITE_WORDS: &[&str] = &[
         "set",
         "unset",
+        "mute",
+        "unmute",
         "rm",
         "create",
         "delete",

@@ -5,56 +5,7 @@ use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::{Cmd, by_subcommand};
-
-const SYSTEMCTL_READS: &[&str] = &[
-    "status",
-    "show",
-    "cat",
-    "list-units",
-    "list-unit-files",
-    "list-sockets",
-    "list-timers",
-    "list-jobs",
-    "list-dependencies",
-    "list-machines",
-    "list-automounts",
-    "list-paths",
-    "is-active",
-    "is-enabled",
-    "is-failed",
-    "is-system-running",
-    "get-default",
-    "help",
-    "show-environment",
-    "--version",
-    "version",
-];
-
-const SYSTEMCTL_VALUES: &str = "tpHMnos";
-const SYSTEMCTL_LONG_VALUES: &[&str] = &[
-    "type",
-    "property",
-    "host",
-    "machine",
-    "lines",
-    "output",
-    "state",
-    "signal",
-    "kill-whom",
-    "root",
-    "job-mode",
-    "what",
-    "reboot-argument",
-    "timestamp",
-    "when",
-    "message",
-    "image",
-    "preset-mode",
-    "boot-loader-entry",
-    "boot-loader-menu",
-    "kill-value",
-    "drop-in",
-];
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -152,34 +103,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             &["list", "status", "lldp", "label"],
             true,
         ),
-        "systemd-analyze" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "time",
-                "blame",
-                "critical-chain",
-                "dump",
-                "plot",
-                "dot",
-                "unit-paths",
-                "exit-status",
-                "capability",
-                "condition",
-                "syscall-filter",
-                "calendar",
-                "timestamp",
-                "timespan",
-                "security",
-                "verify",
-                "cat-config",
-                "unit-files",
-                "log-level",
-                "log-target",
-                "service-watchdogs",
-            ],
-            true,
-        ),
+        "systemd-analyze" => cmd.by_table("systemd-analyze"),
         "coredumpctl" => coredumpctl(cmd),
         "systemd-cgtop" => {
             let p = cmd.parse(Spec {
@@ -201,35 +125,14 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
+/// systemctl: `rules/systemctl.toml` decides; `edit` also opens an editor.
 fn systemctl(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: SYSTEMCTL_VALUES,
-        long_values: SYSTEMCTL_LONG_VALUES,
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    let Some(verb) = p.first() else {
-        return Verdict::read("systemctl lists units");
+    let w = match cmd.walk("systemctl") {
+        Ok(w) => w,
+        Err(v) => return v,
     };
-    if SYSTEMCTL_READS.contains(&verb) {
-        if p.long("now") {
-            return Verdict::write(Risk::Medium, "systemctl --now starts or stops units");
-        }
-        return Verdict::read(format!("systemctl {verb} only reports"));
-    }
-    let risk = match verb {
-        "reboot" | "poweroff" | "halt" | "kexec" | "rescue" | "emergency" | "isolate"
-        | "default" | "switch-root" | "soft-reboot" => Risk::High,
-        "stop" | "disable" | "mask" | "kill" => Risk::High,
-        _ => Risk::Medium,
-    };
-    let v = Verdict::write(
-        risk,
-        format!("systemctl {verb} changes services or the system"),
-    );
-    if verb == "edit" {
+    let v = judge("systemctl", &w);
+    if w.path.first().map(String::as_str) == Some("edit") && v.is_write() {
         return v
             .because("systemctl edit opens an editor")
             .unbounded(UnboundedCategory::Pager, None);
@@ -237,82 +140,27 @@ fn systemctl(cmd: &Cmd<'_>) -> Verdict {
     v
 }
 
+/// journalctl: `rules/journalctl.toml` decides; `-f` follows forever (rewritten with a
+/// line count and a start time).
 fn journalctl(cmd: &Cmd<'_>) -> Verdict {
-    const WRITES: &[&str] = &[
-        "vacuum-size",
-        "vacuum-time",
-        "vacuum-files",
-        "rotate",
-        "flush",
-        "sync",
-        "relinquish-var",
-        "smart-relinquish-var",
-        "setup-keys",
-        "update-catalog",
-    ];
-    let p = cmd.parse(Spec {
-        short_values: "unpoSUbDMtIFgcqT",
-        long_values: &[
-            "unit",
-            "user-unit",
-            "lines",
-            "priority",
-            "output",
-            "since",
-            "until",
-            "boot",
-            "directory",
-            "file",
-            "root",
-            "image",
-            "identifier",
-            "field",
-            "grep",
-            "cursor",
-            "after-cursor",
-            "cursor-file",
-            "facility",
-            "machine",
-            "namespace",
-            "output-fields",
-            "vacuum-size",
-            "vacuum-time",
-            "vacuum-files",
-            "interval",
-            "verify-key",
-            "invocation",
-            "exclude-identifier",
-        ],
-        ..Spec::default()
-    });
-    if let Some(w) = WRITES.iter().find(|w| p.long(w)) {
-        return Verdict::write(
-            Risk::Medium,
-            format!("journalctl --{w} changes the journal files"),
-        );
+    let w = match cmd.walk("journalctl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("journalctl", &w);
+    if v.is_write() || !w.has("follow") {
+        return v;
     }
-    if p.long("cursor-file") {
-        return Verdict::write(Risk::Low, "journalctl --cursor-file writes the cursor file");
+    let mut extra: Vec<&str> = Vec::new();
+    if !w.has("lines") {
+        extra.extend(["-n", "200"]);
     }
-    if p.dynamic {
-        return cmd.dynamic_write();
+    if !w.has("since") {
+        extra.extend(["--since", "\"10 min ago\""]);
     }
-    if p.flag('f', "follow") {
-        let has_lines = p.flag('n', "lines");
-        let has_since = p.long("since") || p.short('S');
-        let mut extra: Vec<&str> = Vec::new();
-        if !has_lines {
-            extra.extend(["-n", "200"]);
-        }
-        if !has_since {
-            extra.extend(["--since", "\"10 min ago\""]);
-        }
-        let rewrite = cmd.rebuilt_without("f", &["follow"], false, &extra);
-        return Verdict::read("journalctl only reads")
-            .because("journalctl -f follows the journal forever")
-            .unbounded(UnboundedCategory::Stream, Some(rewrite));
-    }
-    Verdict::read("journalctl only reads")
+    let rewrite = cmd.rebuilt_without("f", &["follow"], false, &extra);
+    v.because("journalctl -f follows the journal forever")
+        .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 
 fn service(cmd: &Cmd<'_>) -> Verdict {

@@ -1,60 +1,11 @@
-//! git: read-only subcommands, with the flags that write files or run programs.
+//! git: the table `rules/git.toml` (global options, subcommands, log/show/diff/status),
+//! and the read subcommands not yet converted, with the flags that write or run programs.
 
 use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
-
-const READS: &[&str] = &[
-    "status",
-    "log",
-    "show",
-    "diff",
-    "rev-parse",
-    "describe",
-    "ls-files",
-    "ls-tree",
-    "ls-remote",
-    "cat-file",
-    "blame",
-    "annotate",
-    "shortlog",
-    "grep",
-    "whatchanged",
-    "count-objects",
-    "version",
-    "rev-list",
-    "for-each-ref",
-    "name-rev",
-    "merge-base",
-    "check-ignore",
-    "check-attr",
-    "var",
-    "cherry",
-    "range-diff",
-    "show-ref",
-    "verify-commit",
-    "verify-tag",
-    "show-branch",
-    "diff-tree",
-    "diff-files",
-    "diff-index",
-    "help",
-    "fsck",
-    "reflog",
-    "branch",
-    "tag",
-    "remote",
-    "config",
-    "stash",
-    "worktree",
-    "submodule",
-    "notes",
-    "archive",
-];
-
-/// Global options that take a value.
-const GLOBAL_VALUES: &[&str] = &["-C", "--git-dir", "--work-tree", "--namespace"];
+use crate::policy::options::{Class, judge};
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     if cmd.name != "git" {
@@ -63,42 +14,19 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(git(cmd))
 }
 
+/// git: `rules/git.toml` reads the global options and finds the subcommand; log, show,
+/// diff and status are decided by their tables, the other read subcommands below.
 fn git(cmd: &Cmd<'_>) -> Verdict {
-    let mut i = 0;
-    while i < cmd.args.len() {
-        let Some(t) = cmd.args[i].fixed() else {
-            return cmd.dynamic_write();
-        };
-        if !t.starts_with('-') {
-            break;
-        }
-        if matches!(t, "-p" | "--paginate") {
-            return Verdict::write(Risk::Medium, format!("git {t} runs the pager program"));
-        }
-        if t.starts_with("-c")
-            || t.starts_with("--config-env")
-            || t.starts_with("--exec-path=")
-            || t == "--exec-path" && cmd.args.get(i + 1).is_some()
-        {
-            return Verdict::write(
-                Risk::High,
-                format!("git {t} can make git run arbitrary programs"),
-            );
-        }
-        i += if GLOBAL_VALUES.contains(&t) { 2 } else { 1 };
-    }
-    let Some(sub_word) = cmd.args.get(i) else {
-        return Verdict::read("git with no subcommand prints help");
+    let w = match cmd.walk("git") {
+        Ok(w) => w,
+        Err(v) => return v,
     };
-    let Some(sub) = sub_word.fixed() else {
-        return cmd.dynamic_write();
+    let v = judge("git", &w);
+    let Some(sub) = w.path.first().map(String::as_str) else {
+        return v;
     };
-    let rest = &cmd.args[i + 1..];
-    if !READS.contains(&sub) {
-        let v = Verdict::write(
-            Risk::Medium,
-            format!("git {sub} changes the repository or its remotes"),
-        );
+    let rest = cmd.args.get(w.after_sub..).unwrap_or_default();
+    if v.is_write() && w.node.class == Class::Write {
         let interactive = rest.iter().any(|w| {
             matches!(
                 w.text.as_str(),
@@ -122,6 +50,9 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
         } else {
             v
         };
+    }
+    if v.is_write() || w.node.class != Class::Delegate {
+        return v;
     }
     let sub_cmd = cmd.with_args("git", rest);
     let p = sub_cmd.parse(Spec {

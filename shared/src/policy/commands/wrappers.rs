@@ -7,6 +7,7 @@ use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::super::word::{Word, join_src, quote};
 use super::Cmd;
+use crate::policy::options::{Walk, judge};
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -47,6 +48,27 @@ fn payload<'a>(
         return Err(cmd.dynamic_write());
     }
     Ok((p, &cmd.args[start..]))
+}
+
+/// [`payload`] with a tool's option table: the options must all be declared.
+fn table_payload<'a>(
+    cmd: &Cmd<'a>,
+    tool: &str,
+) -> Result<(Walk<'a, 'static>, &'a [Word]), Verdict> {
+    let w = cmd.walk(tool)?;
+    if w.deny.is_some() {
+        return Err(judge(tool, &w));
+    }
+    let start = w.operand_index.first().copied().unwrap_or(cmd.args.len());
+    let head = cmd.args.get(..start).unwrap_or_default();
+    if head.iter().any(Word::is_dynamic) {
+        return Err(cmd.dynamic_write());
+    }
+    let v = judge(tool, &w);
+    if v.is_write() {
+        return Err(v);
+    }
+    Ok((w, cmd.args.get(start..).unwrap_or_default()))
 }
 
 fn prefix_of(cmd: &Cmd<'_>, payload: &[Word]) -> String {
@@ -166,27 +188,10 @@ fn env(cmd: &Cmd<'_>) -> Verdict {
 
 /// `xargs CMD ARGS…`: CMD with extra arguments nobody can see in advance.
 fn xargs(cmd: &Cmd<'_>) -> Verdict {
-    let (p, inner) = match payload(
-        cmd,
-        "adeEIiLlnPs",
-        &[
-            "arg-file",
-            "delimiter",
-            "eof",
-            "replace",
-            "max-lines",
-            "max-args",
-            "max-procs",
-            "max-chars",
-            "process-slot-var",
-        ],
-    ) {
+    let (p, inner) = match table_payload(cmd, "xargs") {
         Ok(x) => x,
         Err(v) => return v,
     };
-    if p.flag('p', "interactive") || p.long("open-tty") || p.short('o') {
-        return Verdict::unknown("xargs asking a terminal");
-    }
     let mut argv: Vec<Word> = if inner.is_empty() {
         vec![Word::literal("echo")]
     } else {
@@ -194,7 +199,7 @@ fn xargs(cmd: &Cmd<'_>) -> Verdict {
     };
     // Words from a file (-a) or an unknown producer may be options; a known producer's
     // are names (see `producer`).
-    let known = cmd.ctx.stdin_operands && !p.flag('a', "arg-file");
+    let known = cmd.ctx.stdin_operands && !p.has("arg-file");
     let input = |src: &str| {
         if known {
             Word::operand(src)
@@ -202,9 +207,13 @@ fn xargs(cmd: &Cmd<'_>) -> Verdict {
             Word::dynamic(src)
         }
     };
+    // -I R, or -i with an optional R (`{}` when none): the last one given wins.
     let replace = p
-        .value(Some('I'), "replace")
-        .or_else(|| p.value(Some('i'), "replace"));
+        .occs
+        .iter()
+        .rev()
+        .find(|o| matches!(o.opt.id.as_str(), "I" | "replace"))
+        .map(|o| o.fixed().unwrap_or(""));
     match replace {
         Some(r) => {
             // With -I each input line replaces the string inside a word: the word is
@@ -260,14 +269,15 @@ fn chroot(cmd: &Cmd<'_>) -> Verdict {
 
 /// `watch CMD` repeats forever; the bounded rewrite runs CMD once.
 fn watch(cmd: &Cmd<'_>) -> Verdict {
-    let (p, inner) = match payload(cmd, "nqd", &["interval", "differences", "equexit"]) {
+    let (p, inner) = match table_payload(cmd, "watch") {
         Ok(x) => x,
         Err(v) => return v,
     };
     if inner.is_empty() {
         return Verdict::unknown("watch with nothing to run");
     }
-    let body = if p.flag('x', "exec") {
+    let exec = p.has("exec");
+    let body = if exec {
         None
     } else {
         inner
@@ -278,7 +288,7 @@ fn watch(cmd: &Cmd<'_>) -> Verdict {
     };
     let v = match &body {
         Some(b) => cmd.ctx.script(b),
-        None if p.flag('x', "exec") => cmd.ctx.argv(inner),
+        None if exec => cmd.ctx.argv(inner),
         None => return cmd.dynamic_write(),
     };
     let rewrite = body.unwrap_or_else(|| join_src(inner));

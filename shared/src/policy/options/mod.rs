@@ -1,0 +1,102 @@
+//! Per-tool option tables as data, and the one engine that applies them.
+//!
+//! A tool's table (`shared/src/policy/rules/TOOL.toml`, embedded with `include_str!` and
+//! parsed once with serde) lists **every** option the tool accepts, with its exact arity
+//! and what it does, and the tool's subcommands with their own options and class. The
+//! engine ([`walk`]) reads every word of a command with that table, the way the tool's own
+//! parser would, and [`judge`] turns what it found into a verdict. Anything the table does
+//! not declare (an option, an ambiguous abbreviation, a subcommand) is not a read: the
+//! tables deny by default, where the older getopt view (`args.rs`) let unknown options pass.
+//!
+//! Table format (`rules/*.toml`; see `docs/classifier-coverage.md`, "Option tables"):
+//! - `tools`: the program names the table is for;
+//! - parsing: `abbreviate` (getopt_long accepts unique prefixes of long options; `false`
+//!   for Go/cobra and clap tools), `bundle` (`-qo F` is `-q -o F`), `stop_at_operand`
+//!   (POSIX: options end at the first operand; otherwise GNU permutation);
+//! - options, by arity: `flags` (no value), `values` (a required value: `-oF`, `-o F`,
+//!   `--output=F`, `--output F`), `optional` (a value only when attached: `-iR`,
+//!   `--replace=R`). An entry is `"-o --output"` (the names of one option) or a table
+//!   `{ names = "-o --output", effect = "write-file", why = "…" }`;
+//! - effects: `read` (the default), `write`, `exec` (runs a program), `config` (reads
+//!   options or commands from a file), `write-file` (the value is a file written;
+//!   `/dev/null`, `/dev/stdout`, `/dev/stderr`, and `-` when `dash = true`, are not),
+//!   `method` (an HTTP method: only GET, HEAD, OPTIONS read), `body` (sends a request
+//!   body, unless the same request has a `get` option), `get`, and `next` (starts another
+//!   request: curl's `--next`); `risk = "high"` marks a destructive one;
+//! - subcommands: `reads`, `writes`, `destroys` (lists of names with no options of their
+//!   own), and `[sub.NAME]` tables, each a node like the root with its own options and a
+//!   `class` (`read`, `write`, or `delegate`: a Rust rule not yet converted decides);
+//!   `inherit = false` when the parent's options may not follow the subcommand (git),
+//!   `aliases` for its other names (kubectl `top pods`);
+//! - constraints on a read node: `needs_one_of` (one of these options must be given, e.g.
+//!   mdadm's `--detail`), `max_operands` (more operands are outputs or arguments that
+//!   change something; a glob or a splitting expansion may be many), `no_sub` (the class
+//!   when a node with subcommands is given none).
+
+mod judge;
+mod table;
+mod walk;
+
+#[cfg(test)]
+mod probe;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use judge::judge;
+pub(crate) use table::{Class, Table};
+pub(crate) use walk::{Walk, walk};
+
+use std::sync::LazyLock;
+
+/// Every table, by file name. A new table is one line here and one file in `rules/`.
+const SOURCES: &[(&str, &str)] = &[
+    ("apt-mark", include_str!("../rules/apt-mark.toml")),
+    ("curl", include_str!("../rules/curl.toml")),
+    ("git", include_str!("../rules/git.toml")),
+    ("gzip", include_str!("../rules/gzip.toml")),
+    ("journalctl", include_str!("../rules/journalctl.toml")),
+    ("kubectl", include_str!("../rules/kubectl.toml")),
+    ("mdadm", include_str!("../rules/mdadm.toml")),
+    ("psql", include_str!("../rules/psql.toml")),
+    ("sgdisk", include_str!("../rules/sgdisk.toml")),
+    ("systemctl", include_str!("../rules/systemctl.toml")),
+    (
+        "systemd-analyze",
+        include_str!("../rules/systemd-analyze.toml"),
+    ),
+    ("tcpdump", include_str!("../rules/tcpdump.toml")),
+    ("uniq", include_str!("../rules/uniq.toml")),
+    ("watch", include_str!("../rules/watch.toml")),
+    ("xargs", include_str!("../rules/xargs.toml")),
+    ("xz", include_str!("../rules/xz.toml")),
+    ("zstd", include_str!("../rules/zstd.toml")),
+];
+
+/// The parsed tables, or the first error (a malformed table denies its tools).
+static TABLES: LazyLock<Vec<Result<Table, String>>> = LazyLock::new(|| {
+    SOURCES
+        .iter()
+        .map(|(file, src)| Table::parse(src).map_err(|e| format!("rules/{file}.toml: {e}")))
+        .collect()
+});
+
+/// The table for `program`. `None` when no table names it; `Some(Err)` when its table
+/// is malformed (a unit test keeps that from shipping; the caller denies).
+pub(crate) fn table(program: &str) -> Option<Result<&'static Table, &'static str>> {
+    SOURCES
+        .iter()
+        .zip(TABLES.iter())
+        .find_map(|((_, src), t)| match t {
+            Ok(t) if t.tools.iter().any(|n| n == program) => Some(Ok(t)),
+            Err(e) if src_names(src, program) => Some(Err(e.as_str())),
+            _ => None,
+        })
+}
+
+/// For a table that failed to parse: whether its source names `program` on the
+/// `tools` line, so the failure still denies that program instead of falling through.
+fn src_names(src: &str, program: &str) -> bool {
+    src.lines()
+        .filter(|l| l.trim_start().starts_with("tools"))
+        .any(|l| l.contains(&format!("\"{program}\"")))
+}

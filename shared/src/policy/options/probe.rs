@@ -1,0 +1,223 @@
+//! Checks the tables' arities against the real tools, where they are installed: each
+//! tool's own help text is read, every option it shows with its argument form, and an
+//! option the table declares with another arity fails the test (that is the class of
+//! miss where a flag hides the next option, or a value shifts the subcommand). Options
+//! the help shows but the table lacks are only listed: the engine denies them anyway.
+//! A tool that is not installed is skipped with a note.
+
+use super::table;
+use super::table::{Arity, Node, OptSpec, Table};
+use std::process::Command;
+
+/// An option's argument form as a help text shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    None,
+    Required,
+    Optional,
+}
+
+/// (table tool, subcommand path, help command). The help command runs without a shell.
+const PROBES: &[(&str, &[&str], &[&str])] = &[
+    ("curl", &[], &["curl", "--help", "all"]),
+    ("systemctl", &[], &["systemctl", "--help"]),
+    ("journalctl", &[], &["journalctl", "--help"]),
+    ("systemd-analyze", &[], &["systemd-analyze", "--help"]),
+    ("psql", &[], &["psql", "--help"]),
+    ("xargs", &[], &["xargs", "--help"]),
+    ("watch", &[], &["watch", "--help"]),
+    ("gzip", &[], &["gzip", "--help"]),
+    ("xz", &[], &["xz", "--long-help"]),
+    ("uniq", &[], &["uniq", "--help"]),
+    ("zstd", &[], &["zstd", "-H"]),
+    ("sgdisk", &[], &["sgdisk", "--help"]),
+    ("kubectl", &[], &["kubectl", "options"]),
+    ("kubectl", &["get"], &["kubectl", "get", "--help"]),
+    ("kubectl", &["logs"], &["kubectl", "logs", "--help"]),
+    ("kubectl", &["exec"], &["kubectl", "exec", "--help"]),
+    (
+        "kubectl",
+        &["rollout", "status"],
+        &["kubectl", "rollout", "status", "--help"],
+    ),
+];
+
+/// Arities that differ from the help text on purpose, with why.
+const KNOWN: &[(&str, &str, &str)] = &[
+    // curl's help shows `--help <category>`, but the category is optional: declared as a
+    // flag, so an option after it is seen (the help request ends curl before any write).
+    ("curl", "help", "help's category is optional"),
+    // The brackets are part of the value (`[protocol://]host[:port]`), which is required.
+    ("curl", "proxy", "a required value shown with brackets"),
+    ("curl", "preproxy", "a required value shown with brackets"),
+    // `--help=commands` and `--help=variables` are listed as examples of `--help[=TOPIC]`.
+    ("psql", "help", "optional topic, shown as examples"),
+    // zstd's own parser takes a long option's value only after `=` (`--format=xz`), so
+    // they are declared optional (attached only); its help writes them `--format=zstd`.
+    ("zstd", "*", "values only after ="),
+    // pflag shows every option as `--name=default:`; these three have a NoOptDefVal, so
+    // a bare `--dry-run` is valid and the value must be attached.
+    ("kubectl", "dry-run", "pflag NoOptDefVal"),
+    ("kubectl", "validate", "pflag NoOptDefVal"),
+    ("kubectl", "cascade", "pflag NoOptDefVal"),
+];
+
+fn help(cmd: &[&str]) -> Option<String> {
+    let (prog, args) = cmd.split_first()?;
+    let out = Command::new(prog).args(args).output().ok()?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Some(text)
+}
+
+/// An argument placeholder: `<file>`, `[=X]`, `NAME`, `FILE|-`, `#`.
+fn is_placeholder(t: &str) -> bool {
+    t.starts_with('<')
+        || t.starts_with('[')
+        || t.starts_with('{')
+        || t == "#"
+        || (t.chars().any(|c| c.is_ascii_uppercase())
+            && t.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "_-|:[]=.@".contains(c)))
+}
+
+/// Every option a help line shows: (short, long, argument form).
+fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('-') || line.len() == t.len() {
+            continue;
+        }
+        // kubectl (pflag): `-o, --output='':`, a flag when its default is a boolean.
+        if let Some(flag) = t
+            .strip_suffix(':')
+            .filter(|f| f.contains("--") && f.contains('=') && !f.contains("  "))
+        {
+            let (names, default) = flag.split_once('=').unwrap_or((flag, ""));
+            let mut short = None;
+            let mut long = None;
+            for n in names.split(", ") {
+                match n.strip_prefix("--") {
+                    Some(l) => long = Some(l.to_owned()),
+                    None => short = n.strip_prefix('-').and_then(|c| c.chars().next()),
+                }
+            }
+            let shown = if matches!(default, "true" | "false") {
+                Shown::None
+            } else {
+                Shown::Required
+            };
+            out.push((short, long, shown));
+            continue;
+        }
+        let head = t.split("  ").next().unwrap_or("").replace(", ", " ");
+        let (mut short, mut long, mut shown) = (None, None, Shown::None);
+        for tok in head.split_whitespace() {
+            if let Some(l) = tok.strip_prefix("--") {
+                let (name, arg) = match l.find(['=', '[']) {
+                    Some(i) => (&l[..i], &l[i..]),
+                    None => (l, ""),
+                };
+                if name.is_empty() || long.is_some() {
+                    break;
+                }
+                long = Some(name.to_owned());
+                shown = if arg.starts_with('[') {
+                    Shown::Optional
+                } else if arg.starts_with('=') {
+                    Shown::Required
+                } else {
+                    Shown::None
+                };
+            } else if let Some(s) = tok.strip_prefix('-') {
+                let mut cs = s.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) if short.is_none() && long.is_none() => short = Some(c),
+                    _ => break,
+                }
+            } else if is_placeholder(tok) && shown == Shown::None {
+                shown = if tok.starts_with('[') {
+                    Shown::Optional
+                } else {
+                    Shown::Required
+                };
+                break;
+            } else {
+                break;
+            }
+        }
+        if short.is_some() || long.is_some() {
+            out.push((short, long, shown));
+        }
+    }
+    out
+}
+
+fn node<'t>(t: &'t Table, path: &[&str]) -> Option<&'t Node> {
+    path.iter().try_fold(&t.root, |n, p| n.subs.get(*p))
+}
+
+fn find<'t>(n: &'t Node, short: Option<char>, long: Option<&str>) -> Option<&'t OptSpec> {
+    n.opts.iter().find(|o| match long {
+        Some(l) => o.longs.iter().any(|x| x == l),
+        None => short.is_some_and(|c| o.shorts.contains(&c)),
+    })
+}
+
+fn agrees(declared: Arity, shown: Shown) -> bool {
+    matches!(
+        (declared, shown),
+        (Arity::None, Shown::None)
+            | (Arity::Required, Shown::Required)
+            | (Arity::Optional | Arity::OptionalNumeric, Shown::Optional)
+    )
+}
+
+#[test]
+fn arities_agree_with_the_installed_tools() {
+    let mut failures = Vec::new();
+    for (tool, path, cmd) in PROBES {
+        let Some(Ok(t)) = table(tool) else {
+            failures.push(format!("{tool}: no table"));
+            continue;
+        };
+        let Some(text) = help(cmd) else {
+            eprintln!("skipped {tool}: `{}` is not installed", cmd.join(" "));
+            continue;
+        };
+        let Some(n) = node(t, path) else {
+            failures.push(format!("{tool}: no node {path:?}"));
+            continue;
+        };
+        let shown = parse_help(&text);
+        let (mut checked, mut missing) = (0, Vec::new());
+        for (short, long, form) in &shown {
+            let Some(o) = find(n, *short, long.as_deref()) else {
+                let short = short.map_or(String::new(), |c| format!("-{c}"));
+                missing.push(long.clone().map_or(short, |l| format!("--{l}")));
+                continue;
+            };
+            checked += 1;
+            if KNOWN
+                .iter()
+                .any(|(k, id, _)| k == tool && (*id == o.id || *id == "*"))
+            {
+                continue;
+            }
+            if !agrees(o.arity, *form) {
+                failures.push(format!(
+                    "{tool}: {} is declared {:?} but `{}` shows {form:?}",
+                    o.id,
+                    o.arity,
+                    cmd.join(" ")
+                ));
+            }
+        }
+        eprintln!(
+            "{tool}: {checked} options checked against `{}`; not in the table: {missing:?}",
+            cmd.join(" ")
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,324 @@
+//! The table types: the TOML shape (`Raw…`, read with serde) and the checked form the
+//! engine walks (`Table`, `Node`, `OptSpec`), built once by [`Table::parse`].
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// How many values an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arity {
+    /// No value (`-v`, `--verbose`).
+    None,
+    /// Always a value: attached (`-oF`, `--output=F`) or the next word.
+    Required,
+    /// A value only when attached (`-iR`, `--replace=R`); the next word is never taken.
+    Optional,
+    /// A value when attached, or the next word when it is a count or a boot (a signed
+    /// number, a 32-digit id with an optional offset, or `all`): journalctl `-n`, `-b`.
+    OptionalNumeric,
+}
+
+/// What an option does to the command's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Effect {
+    /// Only changes what is read or how it is shown.
+    #[default]
+    Read,
+    /// Makes the command a write.
+    Write,
+    /// Runs a program (a pager, a debugger, a command).
+    Exec,
+    /// Reads options or commands from a file nobody has seen.
+    Config,
+    /// Writes the file its value names.
+    WriteFile,
+    /// Sets the HTTP method.
+    Method,
+    /// Sends a request body.
+    Body,
+    /// Sends the request body as a query (curl `-G`), for its own request.
+    Get,
+    /// Starts another request with its own options (curl `--next`).
+    Next,
+}
+
+/// A subcommand's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Class {
+    /// Only reads (subject to the node's constraints).
+    #[default]
+    Read,
+    /// Changes state.
+    Write,
+    /// Found by the table; a Rust rule not yet converted decides from the remaining words.
+    Delegate,
+}
+
+/// One option of a tool, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct OptSpec {
+    /// The name rules ask for: the first long name, or the short letter.
+    pub id: String,
+    pub shorts: Vec<char>,
+    pub longs: Vec<String>,
+    pub arity: Arity,
+    pub effect: Effect,
+    pub why: Option<String>,
+    pub high: bool,
+    /// `-` as the value means standard output (for `write-file`).
+    pub dash: bool,
+}
+
+/// A tool or one of its subcommands.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Node {
+    pub opts: Vec<OptSpec>,
+    pub subs: BTreeMap<String, Node>,
+    pub class: Class,
+    pub high: bool,
+    pub why: Option<String>,
+    /// The parent's options may also follow this subcommand.
+    pub inherit: bool,
+    pub abbreviate: bool,
+    pub bundle: bool,
+    pub stop_at_operand: bool,
+    pub needs_one_of: Vec<String>,
+    pub max_operands: Option<usize>,
+    /// The class when this node has subcommands and none is given.
+    pub no_sub: Class,
+}
+
+/// A whole table: the program names and the root node.
+#[derive(Debug, Clone)]
+pub(crate) struct Table {
+    pub tools: Vec<String>,
+    pub root: Node,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawOpt {
+    Names(String),
+    Full(RawOptFull),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOptFull {
+    names: String,
+    #[serde(default)]
+    effect: Effect,
+    why: Option<String>,
+    risk: Option<String>,
+    #[serde(default)]
+    dash: bool,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    tools: Option<Vec<String>>,
+    abbreviate: Option<bool>,
+    bundle: Option<bool>,
+    stop_at_operand: Option<bool>,
+    inherit: Option<bool>,
+    #[serde(default)]
+    flags: Vec<RawOpt>,
+    #[serde(default)]
+    values: Vec<RawOpt>,
+    #[serde(default)]
+    optional: Vec<RawOpt>,
+    #[serde(default)]
+    optional_numeric: Vec<RawOpt>,
+    #[serde(default)]
+    reads: Vec<String>,
+    #[serde(default)]
+    writes: Vec<String>,
+    #[serde(default)]
+    destroys: Vec<String>,
+    #[serde(default)]
+    sub: BTreeMap<String, RawNode>,
+    #[serde(default)]
+    class: Class,
+    risk: Option<String>,
+    why: Option<String>,
+    #[serde(default)]
+    needs_one_of: Vec<String>,
+    max_operands: Option<usize>,
+    #[serde(default)]
+    no_sub: Class,
+    #[serde(default)]
+    aliases: Vec<String>,
+}
+
+impl Table {
+    /// Parse and check one table.
+    pub fn parse(src: &str) -> Result<Table, String> {
+        let raw: RawNode = toml::from_str(src).map_err(|e| e.to_string())?;
+        let tools = raw.tools.clone().unwrap_or_default();
+        if tools.is_empty() {
+            return Err("`tools` names no program".into());
+        }
+        let defaults = Node {
+            abbreviate: true,
+            bundle: true,
+            ..Node::default()
+        };
+        let root = compile(raw, &defaults, true)?;
+        Ok(Table { tools, root })
+    }
+}
+
+fn high(risk: Option<&str>) -> Result<bool, String> {
+    match risk {
+        None | Some("medium") => Ok(false),
+        Some("high") => Ok(true),
+        Some(other) => Err(format!("unknown risk {other:?}")),
+    }
+}
+
+fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
+    if root && !raw.aliases.is_empty() {
+        return Err("`aliases` belongs to a subcommand".into());
+    }
+    if !root && raw.tools.is_some() {
+        return Err("`tools` belongs at the top of a table".into());
+    }
+    let mut node = Node {
+        opts: Vec::new(),
+        subs: BTreeMap::new(),
+        class: raw.class,
+        high: high(raw.risk.as_deref())?,
+        why: raw.why,
+        inherit: raw.inherit.unwrap_or(true),
+        abbreviate: raw.abbreviate.unwrap_or(parent.abbreviate),
+        bundle: raw.bundle.unwrap_or(parent.bundle),
+        stop_at_operand: raw.stop_at_operand.unwrap_or(false),
+        needs_one_of: raw.needs_one_of,
+        max_operands: raw.max_operands,
+        no_sub: raw.no_sub,
+    };
+    for (list, arity) in [
+        (raw.flags, Arity::None),
+        (raw.values, Arity::Required),
+        (raw.optional, Arity::Optional),
+        (raw.optional_numeric, Arity::OptionalNumeric),
+    ] {
+        for o in list {
+            node.opts.push(option(o, arity)?);
+        }
+    }
+    check_unique(&node.opts)?;
+    for (names, class, high) in [
+        (raw.reads, Class::Read, false),
+        (raw.writes, Class::Write, false),
+        (raw.destroys, Class::Write, true),
+    ] {
+        for name in names {
+            let sub = Node {
+                class,
+                high,
+                ..leaf(&node)
+            };
+            if node.subs.insert(name.clone(), sub).is_some() {
+                return Err(format!("subcommand {name} listed twice"));
+            }
+        }
+    }
+    for (name, mut raw_sub) in raw.sub {
+        let aliases = std::mem::take(&mut raw_sub.aliases);
+        let sub = compile(raw_sub, &node, false).map_err(|e| format!("[sub.{name}]: {e}"))?;
+        for alias in aliases.into_iter().chain(std::iter::once(name)) {
+            if node.subs.insert(alias.clone(), sub.clone()).is_some() {
+                return Err(format!("subcommand {alias} listed twice"));
+            }
+        }
+    }
+    for id in &node.needs_one_of {
+        if !node.opts.iter().any(|o| &o.id == id) {
+            return Err(format!("needs_one_of names {id}, not an option here"));
+        }
+    }
+    Ok(node)
+}
+
+/// A subcommand from a `reads`/`writes` list: no options of its own.
+fn leaf(parent: &Node) -> Node {
+    Node {
+        inherit: true,
+        abbreviate: parent.abbreviate,
+        bundle: parent.bundle,
+        ..Node::default()
+    }
+}
+
+fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
+    let full = match raw {
+        RawOpt::Names(names) => RawOptFull {
+            names,
+            effect: Effect::Read,
+            why: None,
+            risk: None,
+            dash: false,
+        },
+        RawOpt::Full(f) => f,
+    };
+    let (mut shorts, mut longs) = (Vec::new(), Vec::new());
+    for name in full.names.split_whitespace() {
+        if let Some(long) = name.strip_prefix("--") {
+            if long.is_empty() || long.contains('=') {
+                return Err(format!("bad long option {name:?}"));
+            }
+            longs.push(long.to_owned());
+        } else if let Some(short) = name.strip_prefix('-') {
+            let mut cs = short.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) if c != '-' => shorts.push(c),
+                _ => return Err(format!("bad short option {name:?}")),
+            }
+        } else {
+            return Err(format!("option name {name:?} does not start with -"));
+        }
+    }
+    let id = longs
+        .first()
+        .cloned()
+        .or_else(|| shorts.first().map(|c| c.to_string()))
+        .ok_or_else(|| format!("option {:?} has no name", full.names))?;
+    let valued = matches!(
+        full.effect,
+        Effect::WriteFile | Effect::Method | Effect::Body
+    );
+    if valued && arity == Arity::None {
+        return Err(format!("{id}: effect {:?} needs a value", full.effect));
+    }
+    Ok(OptSpec {
+        id,
+        shorts,
+        longs,
+        arity,
+        effect: full.effect,
+        why: full.why,
+        high: high(full.risk.as_deref())?,
+        dash: full.dash,
+    })
+}
+
+fn check_unique(opts: &[OptSpec]) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for o in opts {
+        let names = o
+            .shorts
+            .iter()
+            .map(|c| format!("-{c}"))
+            .chain(o.longs.iter().map(|l| format!("--{l}")));
+        for n in names {
+            if !seen.insert(n.clone()) {
+                return Err(format!("option {n} declared twice"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Every table loads, and the engine's parsing rules on small tables.
+
+use super::{SOURCES, Table, table, walk};
+use crate::policy::word::Word;
+
+#[test]
+fn every_table_loads() {
+    for (file, src) in SOURCES {
+        if let Err(e) = Table::parse(src) {
+            panic!("rules/{file}.toml is malformed: {e}");
+        }
+    }
+}
+
+#[test]
+fn a_malformed_table_is_an_error() {
+    for bad in [
+        "tools = []",
+        "tools = [\"x\"]\nflags = [\"o\"]",
+        "tools = [\"x\"]\nflags = [\"-o\", \"-o --out\"]",
+        "tools = [\"x\"]\nflags = [{ names = \"-o\", effect = \"write-file\" }]",
+        "tools = [\"x\"]\nflagz = []",
+        "tools = [\"x\"]\nneeds_one_of = [\"detail\"]",
+    ] {
+        assert!(Table::parse(bad).is_err(), "{bad}");
+    }
+}
+
+fn words(s: &str) -> Vec<Word> {
+    s.split_whitespace().map(Word::literal).collect()
+}
+
+const SMALL: &str = r#"
+tools = ["t"]
+flags = ["-q --quiet", "-v --verbose", "--verify"]
+values = [{ names = "-o --output", effect = "write-file", dash = true }, "-n --lines"]
+optional = ["-i --replace"]
+"#;
+
+fn ids(args: &str) -> (Vec<String>, Vec<String>, Option<String>) {
+    let t = Table::parse(SMALL).unwrap();
+    let a = words(args);
+    let w = walk(&a, &t);
+    let ids = w.occs.iter().map(|o| o.opt.id.clone()).collect();
+    let ops = w
+        .operands
+        .iter()
+        .map(|(_, o)| o.fixed().unwrap_or("?").to_owned())
+        .collect();
+    (ids, ops, w.deny)
+}
+
+#[test]
+fn bundles_values_and_optional_values() {
+    let (ids, ops, deny) = ids("-qoF -n 5 x -iR y --replace z");
+    assert_eq!(ids, ["quiet", "output", "lines", "replace", "replace"]);
+    assert_eq!(ops, ["x", "y", "z"]);
+    assert!(deny.is_none());
+}
+
+#[test]
+fn abbreviations_exact_names_and_ambiguity() {
+    assert_eq!(ids("--out F").0, ["output"]);
+    assert_eq!(ids("--verify").0, ["verify"]);
+    assert!(ids("--ver").2.unwrap().contains("ambiguous"));
+    assert!(ids("--bogus").2.unwrap().contains("--bogus"));
+    assert!(ids("-x").2.unwrap().contains("-x"));
+    assert!(ids("-o").2.unwrap().contains("needs a value"));
+}
+
+#[test]
+fn double_dash_ends_options() {
+    let (ids, ops, deny) = ids("-q -- -o F");
+    assert_eq!(ids, ["quiet"]);
+    assert_eq!(ops, ["-o", "F"]);
+    assert!(deny.is_none());
+}
+
+#[test]
+fn every_named_program_has_its_table() {
+    for (file, src) in SOURCES {
+        let t = Table::parse(src).unwrap();
+        for tool in &t.tools {
+            assert!(matches!(table(tool), Some(Ok(_))), "{file}: {tool}");
+        }
+    }
+}
