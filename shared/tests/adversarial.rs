@@ -453,6 +453,8 @@ fn expansions_where_an_option_or_a_command_goes() {
         "xargs -I{} sort {} < /tmp/l",
         "find /etc -exec sort -{} \\;",
         "[[ 'a[$(rm -f /tmp/x)]' -eq 0 ]]",
+        // The value of $n is evaluated again as an expression (n='a[$(id)]' runs id).
+        "[[ $n -ge 1 ]]",
     ]);
     assert_read(&[
         "rg x -- \"$DIR\"",
@@ -464,7 +466,7 @@ fn expansions_where_an_option_or_a_command_goes() {
         "docker ps -q | xargs docker inspect",
         "kubectl get pods -o name | xargs -n1 kubectl describe",
         "find /etc -name '*.conf' -exec sort {} +",
-        "[[ $n -ge 1 ]]",
+        "[[ 1 -ge 1 ]]",
     ]);
 }
 
@@ -539,5 +541,56 @@ fn older_rules_see_abbreviations_bundles_and_single_dash_long_options() {
         "ethtool -ik eth0",
         "visudo --ch",
         "kill -0 1234",
+    ]);
+}
+
+#[test]
+fn the_shell_layer_denies_what_it_cannot_prove_inert() {
+    // The review's live exploit, and the same payload wherever a nested shell string or a
+    // wrapper carries it.
+    let payload = "echo ${x:-`docker network create vigil-redteam-net`}";
+    assert_write(&[
+        payload,
+        &format!("bash -c '{payload}'"),
+        &format!("ssh host '{payload}'"),
+        &format!("timeout 5 sh -c '{payload}'"),
+        &format!("watch -n1 '{payload}'"),
+        &format!("find /etc -name x -exec sh -c '{payload}' \\;"),
+        &format!("docker exec c sh -c '{payload}'"),
+        &format!("kubectl exec pod -- sh -c '{payload}'"),
+        &format!("cat /etc/hosts | {payload}"),
+        &format!("if true; then {payload}; fi"),
+        &format!("{{ {payload}; }}"),
+        &format!("( {payload} )"),
+        &format!("! {payload}"),
+        &format!("true && {payload}"),
+    ]);
+    // Quoting that hides the same text from the shell keeps the command a read.
+    assert_read(&[
+        "echo '${x:-`docker network create vigil-redteam-net`}'",
+        "echo \"\\${x:-\\`id\\`}\"",
+        "cat <<'EOF'\n${x:-`id`}\nEOF",
+        "bash -c 'echo \"$HOME\"'",
+    ]);
+}
+
+#[test]
+fn sed_and_awk_refuse_what_their_parsers_do_not_follow() {
+    assert_write(&[
+        "sed '1a foo\\\\\n1e touch /tmp/x' /etc/hosts",
+        "sed 's/x/[/;w /tmp/x\ns/]/x/' /etc/hosts",
+        "sed -n 'b x w /tmp/x\n:x' /etc/hosts",
+        "sed 's/[]/]/x/;w /tmp/x' /etc/hosts",
+        "awk '{print /#/; system(\"id\")}' /etc/hosts",
+        "awk '{print x++ / 2; system(\"id\"); y = 1/2}' /etc/hosts",
+        "gawk -W exec /tmp/p.awk",
+        "gawk -e 'BEGIN{}' -e 'BEGIN{system(\"id\")}'",
+        "gawk -f a.awk -f b.awk /etc/hosts",
+    ]);
+    assert_read(&[
+        "sed -n '/Events:/,$p' /tmp/f",
+        "sed -e 's/#.*//' -e '/^$/d' /etc/ssh/sshd_config",
+        "awk '$9 ~ /^5/' /var/log/nginx/access.log",
+        "awk -F: '$3 >= 1000 {print $1}' /etc/passwd",
     ]);
 }

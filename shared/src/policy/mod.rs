@@ -11,10 +11,13 @@
 mod args;
 mod commands;
 mod engine;
+mod guards;
+mod lexical;
 mod options;
 mod producer;
 mod reach;
 mod syntax;
+mod test_expr;
 mod types;
 mod verdict;
 mod word;

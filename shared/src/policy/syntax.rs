@@ -3,8 +3,12 @@
 //! This is phase 1 of the contract: anything that can change state through the shell
 //! itself (redirections, substitutions, assignments, background jobs, definitions) or that
 //! the classifier does not understand becomes a finding, and any finding makes the whole
-//! command a write.
+//! command a write. The source first passes the lexical net ([`super::lexical`]), then the
+//! tree passes the node guards ([`super::guards`]); lowering here refuses the statements
+//! that change the shell itself.
 
+use super::guards::{self, snippet};
+use super::lexical;
 use super::types::Risk;
 use super::verdict::Verdict;
 use super::word::{self, Word};
@@ -70,264 +74,18 @@ pub(crate) fn parse(src: &str) -> Script {
             .push(Verdict::unknown("the shell parser gave up on this command"));
         return script;
     };
+    if let Err(why) = lexical::check(src) {
+        script
+            .findings
+            .push(Verdict::unknown(format!("not proved inert: {why}")));
+    }
     let root = tree.root_node();
-    scan(root, src, &mut script.findings);
+    guards::scan(root, src, &mut script.findings);
     if script.findings.is_empty() {
         let place = script.place(false);
         lower(root, src, &mut script, place);
     }
     script
-}
-
-/// Node kinds the lowering understands; anything else is refused.
-const KNOWN: &[&str] = &[
-    "program",
-    "list",
-    "pipeline",
-    "command",
-    "command_name",
-    "word",
-    "string",
-    "string_content",
-    "raw_string",
-    "ansi_c_string",
-    "translated_string",
-    "concatenation",
-    "number",
-    "simple_expansion",
-    "expansion",
-    "variable_name",
-    "special_variable_name",
-    "redirected_statement",
-    "file_redirect",
-    "file_descriptor",
-    "heredoc_redirect",
-    "heredoc_start",
-    "heredoc_body",
-    "heredoc_content",
-    "heredoc_end",
-    "herestring_redirect",
-    "comment",
-    "variable_assignment",
-    "variable_assignments",
-    "subshell",
-    "compound_statement",
-    "negated_command",
-    "if_statement",
-    "elif_clause",
-    "else_clause",
-    "for_statement",
-    "do_group",
-    "test_command",
-    "test_operator",
-    "unary_expression",
-    "binary_expression",
-    "parenthesized_expression",
-    "regex",
-    "extglob_pattern",
-    "arithmetic_expansion",
-    "brace_expression",
-    "declaration_command",
-    "unset_command",
-    "function_definition",
-    "c_style_for_statement",
-    "while_statement",
-    "case_statement",
-    "case_item",
-    "command_substitution",
-    "process_substitution",
-    "subscript",
-    "array",
-    "ternary_expression",
-    "postfix_expression",
-    "unary_expression",
-];
-
-/// Walk every node once for the guards that hold wherever they appear.
-fn scan(root: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            out.push(Verdict::unknown(
-                "the command does not parse as shell (syntax error)",
-            ));
-            return;
-        }
-        if node.is_named() {
-            match node.kind() {
-                "command_substitution" => out.push(Verdict::write(
-                    Risk::Medium,
-                    format!(
-                        "command substitution {} runs a nested command",
-                        snippet(node, src)
-                    ),
-                )),
-                "process_substitution" => out.push(Verdict::write(
-                    Risk::Medium,
-                    format!(
-                        "process substitution {} runs a nested command",
-                        snippet(node, src)
-                    ),
-                )),
-                "file_redirect" => {
-                    check_file_redirect(node, src, out);
-                    check_line_breaks(node, src, out);
-                }
-                "arithmetic_expansion" => {
-                    let inner = &src[node.byte_range()];
-                    let body = inner.trim_start_matches("$((").trim_end_matches("))");
-                    if !body.chars().all(|c| {
-                        c.is_ascii_digit() || c.is_whitespace() || "+-*/%()<>=!&|^~?:".contains(c)
-                    }) {
-                        out.push(Verdict::unknown(format!(
-                            "arithmetic expansion {inner} evaluates names, whose values can run commands"
-                        )));
-                    }
-                }
-                "binary_expression" => check_arithmetic_test(node, src, out),
-                "command"
-                | "redirected_statement"
-                | "variable_assignment"
-                | "declaration_command" => {
-                    check_line_breaks(node, src, out);
-                }
-                // Unquoted text cannot hold a bare line break; if it does, the parser
-                // joined two lines that bash runs as two commands (`cat f⏎\rm x`).
-                "word" | "number" | "command_name" | "variable_name"
-                    if src[node.byte_range()].replace("\\\n", "").contains('\n') =>
-                {
-                    out.push(Verdict::unknown(
-                        "a line break inside one word: the shell would split it differently",
-                    ));
-                }
-                kind if !KNOWN.contains(&kind) => {
-                    out.push(Verdict::unknown(format!(
-                        "unsupported shell syntax ({kind})"
-                    )));
-                }
-                _ => {}
-            }
-        } else if node.kind() == "&" && node.parent().is_some_and(|p| p.kind() != "file_redirect") {
-            out.push(Verdict::write(
-                Risk::Medium,
-                "background job (&) outlives the command",
-            ));
-        }
-        for child in node.children(&mut cursor) {
-            stack.push(child);
-        }
-    }
-}
-
-/// `[[ A -eq B ]]` evaluates A and B as arithmetic, and arithmetic evaluates names and
-/// array subscripts, which run command substitutions: `[[ 'a[$(rm x)]' -eq 0 ]]`. An
-/// operand must be a plain number or a plain variable.
-fn check_arithmetic_test(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
-    const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
-    let mut cursor = node.walk();
-    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-    if !children
-        .iter()
-        .any(|c| ARITH.contains(&&src[c.byte_range()]))
-    {
-        return;
-    }
-    for c in children
-        .iter()
-        .filter(|c| !ARITH.contains(&&src[c.byte_range()]))
-    {
-        let text = &src[c.byte_range()];
-        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-        let number = !digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit());
-        let variable = c.kind() == "simple_expansion"
-            || (c.kind() == "string"
-                && c.named_child_count() == 1
-                && c.named_child(0)
-                    .is_some_and(|n| n.kind() == "simple_expansion"));
-        if !(number || variable) {
-            out.push(Verdict::unknown(format!(
-                "arithmetic test operand {text} is evaluated as an expression, whose names \
-                 and subscripts can run commands"
-            )));
-        }
-    }
-}
-
-/// tree-sitter-bash sometimes joins lines that bash runs separately (`a | b | c⏎d < y`
-/// parses as `c d`). A bare line break between the parts of one command means the parser
-/// and the shell disagree, so the command is refused.
-fn check_line_breaks(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
-    let mut cursor = node.walk();
-    let mut prev_end = None;
-    for child in node.children(&mut cursor) {
-        if let Some(end) = prev_end {
-            let gap = src.get(end..child.start_byte()).unwrap_or("");
-            if gap.replace("\\\n", "").contains('\n') {
-                out.push(Verdict::unknown(
-                    "a line break inside one command: the shell would split it differently",
-                ));
-                return;
-            }
-        }
-        prev_end = Some(child.end_byte());
-    }
-}
-
-fn snippet(node: Node<'_>, src: &str) -> String {
-    let text = &src[node.byte_range()];
-    match text.char_indices().nth(40) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
-
-/// Output may go only to the null device, the terminal's own streams or another descriptor.
-fn check_file_redirect(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
-    let mut op = String::new();
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if !child.is_named() {
-            op.push_str(child.kind());
-        }
-    }
-    let Some(dest) = node.child_by_field_name("destination") else {
-        out.push(Verdict::unknown("redirection without a target"));
-        return;
-    };
-    let target = word::from_node(dest, src);
-    let fixed = target.lit().map(str::to_owned);
-    let is_fd = dest.kind() == "number" || fixed.as_deref() == Some("-");
-    match op.as_str() {
-        "<" | "<<<" => {
-            if let Some(path) = fixed {
-                if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
-                    out.push(Verdict::write(
-                        Risk::High,
-                        format!("network connection through redirection from {path}"),
-                    ));
-                }
-            } else {
-                out.push(Verdict::unknown("input redirection from a computed path"));
-            }
-        }
-        "<&" | ">&" if is_fd => {}
-        "<>" => out.push(Verdict::write(
-            Risk::High,
-            format!("read-write redirection to {}", target.src),
-        )),
-        _ => match fixed.as_deref() {
-            Some("/dev/null") => {}
-            Some(path) => out.push(Verdict::write(
-                path_risk(path),
-                format!("output redirection to {path}"),
-            )),
-            None => out.push(Verdict::write(
-                Risk::Medium,
-                format!("output redirection to computed path {}", target.src),
-            )),
-        },
-    }
 }
 
 /// Risk of writing to a path: system locations are high.

@@ -3,6 +3,7 @@
 
 use super::super::args::Spec;
 use super::super::engine::wrap_rewrite;
+use super::super::test_expr;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::super::word::quote;
@@ -78,6 +79,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "set" => set_builtin(cmd),
+        "test" | "[" => test_builtin(cmd),
         "hash" => {
             if cmd.args.is_empty()
                 || cmd.args.iter().all(|w| w.text == "-l" || w.text == "-t")
@@ -165,21 +167,73 @@ fn printf(cmd: &Cmd<'_>) -> Verdict {
     Verdict::read("printf only prints")
 }
 
+/// `set` with an allow-list: the error checks `-e`, `-u` and `-o errexit|nounset|pipefail`
+/// only make a command stop sooner. Every other option changes how later words are
+/// parsed, expanded or passed on (`-a` exports every variable set later, `-k` takes
+/// `NAME=VALUE` arguments as assignments, `-B`/`-f`/`-H` change expansion, `-x` expands
+/// `PS4`, `-o posix` changes the grammar), and `set --`/`set WORD` replace the positional
+/// parameters.
 fn set_builtin(cmd: &Cmd<'_>) -> Verdict {
-    let ok = cmd.args.iter().all(|w| {
-        w.fixed().is_some_and(|t| {
-            t.starts_with('-')
-                || t.starts_with('+')
-                || matches!(
-                    t,
-                    "pipefail" | "errexit" | "nounset" | "xtrace" | "noglob" | "noclobber"
-                )
-        })
-    });
-    if ok {
-        Verdict::read("set only changes shell options")
+    const NAMES: &[&str] = &["errexit", "nounset", "pipefail"];
+    let Some(words) = cmd
+        .args
+        .iter()
+        .map(|w| w.lit())
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return Verdict::unknown("set with a computed word");
+    };
+    if matches!(words.as_slice(), [] | ["-o"] | ["+o"]) {
+        return Verdict::read("set only lists variables or options");
+    }
+    let mut i = 0;
+    while i < words.len() {
+        let letters = words[i]
+            .strip_prefix(['-', '+'])
+            .filter(|l| !l.is_empty() && !l.starts_with('-'));
+        let Some(letters) = letters else {
+            return Verdict::write(Risk::Medium, "set changes the positional parameters");
+        };
+        let mut names = 0;
+        for c in letters.chars() {
+            match c {
+                'e' | 'u' => {}
+                'o' => names += 1,
+                other => {
+                    return Verdict::write(
+                        Risk::Medium,
+                        format!("set -{other} changes how later commands are parsed or run"),
+                    );
+                }
+            }
+        }
+        for _ in 0..names {
+            i += 1;
+            if !words.get(i).is_some_and(|n| NAMES.contains(n)) {
+                return Verdict::write(
+                    Risk::Medium,
+                    "set -o: only errexit, nounset and pipefail are accepted",
+                );
+            }
+        }
+        i += 1;
+    }
+    Verdict::read("set only turns on error checks (errexit, nounset, pipefail)")
+}
+
+/// `test …` and `[ … ]` as commands: the rules of [`test_expr`].
+fn test_builtin(cmd: &Cmd<'_>) -> Verdict {
+    let args = if cmd.name == "[" {
+        match cmd.args.split_last() {
+            Some((last, rest)) if last.lit() == Some("]") => rest,
+            _ => return Verdict::unknown("[ without a closing ]"),
+        }
     } else {
-        Verdict::write(Risk::Medium, "set changes positional parameters")
+        cmd.args
+    };
+    match test_expr::single_bracket(args) {
+        Ok(()) => Verdict::read(format!("{} only tests", cmd.name)),
+        Err(why) => Verdict::unknown(why),
     }
 }
 

@@ -9,8 +9,8 @@ use super::{Cmd, awk, sed};
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "find" => find(cmd),
-        "sed" | "gsed" => sed_cmd(cmd),
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk_cmd(cmd),
+        "sed" | "gsed" => sed::classify(cmd),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk::classify(cmd),
         "tar" | "bsdtar" => tar(cmd),
         _ => return None,
     };
@@ -70,100 +70,6 @@ fn find(cmd: &Cmd<'_>) -> Verdict {
         v.merge(p);
     }
     v
-}
-
-fn sed_cmd(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "efl",
-        long_values: &["expression", "file", "line-length"],
-        ..Spec::default()
-    });
-    if p.short('i') || p.long("in-place") {
-        return Verdict::write(Risk::High, "sed -i edits files in place");
-    }
-    if p.flag('f', "file") {
-        return Verdict::unknown("sed -f runs a script file we cannot see");
-    }
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    let mut scripts: Vec<&str> = p
-        .opts
-        .iter()
-        .filter_map(|o| match o {
-            super::super::args::Opt::Short('e', v) => v.as_deref(),
-            super::super::args::Opt::Long(l, v)
-                if super::super::args::long_matches(l, "expression") =>
-            {
-                v.as_deref()
-            }
-            _ => None,
-        })
-        .collect();
-    if scripts.is_empty() {
-        match p.first() {
-            Some(s) => scripts.push(s),
-            None => return Verdict::unknown("sed without a script"),
-        }
-    }
-    if p.long("sandbox") {
-        return Verdict::read("sed --sandbox cannot write or run commands");
-    }
-    for s in scripts {
-        if let Some(why) = sed::script_writes(s) {
-            return Verdict::write(Risk::Medium, why);
-        }
-    }
-    Verdict::read("sed prints to standard output only")
-}
-
-fn awk_cmd(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "FvfEilWe",
-        long_values: &[
-            "field-separator",
-            "assign",
-            "file",
-            "exec",
-            "include",
-            "load",
-            "source",
-        ],
-        ..Spec::default()
-    });
-    if let Some((_, why)) = p.first_of(&[
-        ('f', "file", "a program file"),
-        ('E', "exec", "a program file"),
-        ('i', "include", "an include file"),
-        ('l', "load", "an extension"),
-    ]) {
-        return Verdict::unknown(format!("awk runs {why} we cannot see"));
-    }
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    // gawk's `-e TEXT`/`--source=TEXT` may be given many times, all of it program text;
-    // without one, the first operand is the program.
-    let mut programs: Vec<&str> = p.short_values('e').collect();
-    programs.extend(p.opts.iter().filter_map(|o| match o {
-        super::super::args::Opt::Long(l, v) if p.matches(l, "source") => v.as_deref(),
-        _ => None,
-    }));
-    if programs.is_empty() {
-        match p.first() {
-            Some(program) => programs.push(program),
-            None => return Verdict::unknown("awk without a program"),
-        }
-    }
-    if p.long("sandbox") {
-        return Verdict::read("awk --sandbox cannot write or run commands");
-    }
-    for program in programs {
-        if let Some(why) = awk::program_writes(program) {
-            return Verdict::write(Risk::High, why);
-        }
-    }
-    Verdict::read("awk program only prints")
 }
 
 fn tar(cmd: &Cmd<'_>) -> Verdict {
