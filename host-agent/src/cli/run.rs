@@ -53,7 +53,16 @@ pub async fn run(args: RunArgs) -> Result<()> {
         .map_err(|e| Error::io("resolving the state directory", e))?;
     let hidden = HiddenPaths::new([state_dir], config.sandbox.hide_defaults, &extra)
         .map_err(Error::Usage)?;
-    let sandbox = detect_sandbox(args.allow_unsandboxed_reads, hidden)?;
+    let doors = crate::exec::sandbox::doors::start(std::path::Path::new(
+        crate::exec::sandbox::doors::DOOR_DIR,
+    ))
+    .await;
+    let plan = crate::exec::sandbox::mountns::Plan {
+        hidden,
+        doors,
+        mask_sockets: true,
+    };
+    let sandbox = detect_sandbox(args.allow_unsandboxed_reads, plan)?;
     let runtime = Runtime::new(
         StateDir::new(args.state.state_dir),
         config,
@@ -76,8 +85,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
 }
 
 /// Probe the read sandbox (one throw-away confined thread) and log what it found.
-fn detect_sandbox(allow_unsandboxed: bool, hidden: HiddenPaths) -> Result<ReadSandbox> {
-    let sandbox = ReadSandbox::detect(allow_unsandboxed, hidden);
+fn detect_sandbox(
+    allow_unsandboxed: bool,
+    plan: crate::exec::sandbox::mountns::Plan,
+) -> Result<ReadSandbox> {
+    let sandbox = ReadSandbox::detect(allow_unsandboxed, plan);
     let facts = sandbox.facts();
     info!(
         launcher = %facts.launcher,
@@ -91,9 +103,9 @@ fn detect_sandbox(allow_unsandboxed: bool, hidden: HiddenPaths) -> Result<ReadSa
         "read sandbox"
     );
     match sandbox.masked() {
-        Ok((paths, devices)) => info!(
+        Ok((paths, devices, sockets)) => info!(
             patterns = facts.hidden_paths.len(),
-            paths, devices, "hidden from reads"
+            paths, devices, sockets, "hidden from reads"
         ),
         Err(error) => warn!(%error, "the reads' mount namespace could not be made"),
     }

@@ -221,6 +221,7 @@ pub fn expand(pattern: &str) -> Vec<PathBuf> {
         }
     }
     found.retain(|p| p != Path::new("/") && p.symlink_metadata().is_ok());
+    found.sort();
     found
 }
 

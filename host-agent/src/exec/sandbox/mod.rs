@@ -118,19 +118,21 @@ pub struct ReadSandbox {
     allow_unsandboxed: bool,
     /// What reads must not see.
     hidden: HiddenPaths,
-    /// How many paths and device nodes the namespace masks, or why it could not be made.
-    masked: Result<(usize, usize), String>,
+    /// How many paths, device nodes and sockets the namespace masks, or why it could
+    /// not be made.
+    masked: Result<(usize, usize, usize), String>,
 }
 
 impl ReadSandbox {
     /// Hide `hidden` from every read, then learn what the kernel enforces by confining one
     /// throw-away read thread.
-    pub fn detect(allow_unsandboxed: bool, hidden: HiddenPaths) -> Self {
-        thread::set_hidden(hidden.clone());
+    pub fn detect(allow_unsandboxed: bool, plan: mountns::Plan) -> Self {
+        let hidden = plan.hidden.clone();
+        thread::set_plan(plan);
         let probe = thread::probe(None);
         let masked = match &probe {
             Ok(p) => match &p.masks {
-                Ok(masks) => Ok(masks.as_ref().map_or((0, 0), |m| m.counts())),
+                Ok(masks) => Ok(masks.as_ref().map_or((0, 0, 0), |m| m.counts())),
                 Err(e) => Err(e.clone()),
             },
             Err(e) => Err(e.clone()),
@@ -144,9 +146,9 @@ impl ReadSandbox {
         }
     }
 
-    /// How many paths and block device nodes the reads' namespace masks, or why it could
-    /// not be made.
-    pub fn masked(&self) -> Result<(usize, usize), &str> {
+    /// How many paths, block device nodes and sockets the reads' namespace masks, or why
+    /// it could not be made.
+    pub fn masked(&self) -> Result<(usize, usize, usize), &str> {
         self.masked.as_ref().copied().map_err(String::as_str)
     }
 
@@ -158,7 +160,7 @@ impl ReadSandbox {
             probe: Err("off in unit tests".into()),
             allow_unsandboxed: true,
             hidden: HiddenPaths::none(),
-            masked: Ok((0, 0)),
+            masked: Ok((0, 0, 0)),
         }
     }
 
@@ -170,7 +172,7 @@ impl ReadSandbox {
             probe,
             allow_unsandboxed,
             hidden: HiddenPaths::none(),
-            masked: Ok((0, 0)),
+            masked: Ok((0, 0, 0)),
         }
     }
 

@@ -4,6 +4,12 @@
 //! block device node that holds one of them ([`super::blockdev`]), so that a raw read of
 //! the disk (`debugfs`, `dd`) cannot recover a hidden file either.
 //!
+//! Daemon sockets: each read-only door ([`super::doors`]) is bound over the socket it
+//! stands for, and every other UNIX socket bound to a path on this host
+//! (`/proc/net/unix`) is masked, except the few that [`OPEN_SOCKETS`] names (the D-Bus
+//! system bus; PostgreSQL, whose reads run in read-only sessions). Only reads whose
+//! programs need sockets can create one at all ([`super::sockets`]).
+//!
 //! The namespace is a slave of the host's: mounts made on the host later show up in it,
 //! and nothing made in it leaks out. A read thread starts in it (threads and processes
 //! inherit the namespace of the thread that made them), and the agent's other threads
@@ -17,7 +23,9 @@
 //! by one with a fresh namespace and the read tried again.
 
 use super::blockdev;
+use super::doors::Door;
 use super::hidden::HiddenPaths;
+use super::sockets::Reach;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use std::os::unix::fs::MetadataExt;
@@ -26,10 +34,50 @@ use std::path::{Path, PathBuf};
 /// The name of the masks' tmpfs in `/proc/self/mountinfo`.
 pub const MASK_SOURCE: &str = "vigil-hidden";
 
+/// Sockets that reads reach as they are: the D-Bus system bus (systemd answers
+/// `systemctl status` there; changing a unit needs authorization a read cannot give, and
+/// as root a read's bus calls are what the classifier let through), and PostgreSQL's
+/// (every read session is read-only: `read_env`'s `PGOPTIONS`).
+pub const OPEN_SOCKETS: &[&str] = &[
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/postgresql/.s.PGSQL.*",
+    "/var/run/postgresql/.s.PGSQL.*",
+    "/tmp/.s.PGSQL.*",
+];
+
+/// What the reads' namespace is made of.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Paths no read sees.
+    pub hidden: HiddenPaths,
+    /// Doors bound over the sockets they stand for.
+    pub doors: Vec<Door>,
+    /// Mask every other path socket but [`OPEN_SOCKETS`].
+    pub mask_sockets: bool,
+}
+
+impl Plan {
+    /// Only `hidden` (tests).
+    pub fn hiding(hidden: HiddenPaths) -> Self {
+        Plan {
+            hidden,
+            doors: Vec::new(),
+            mask_sockets: false,
+        }
+    }
+}
+
 /// What the namespace covers, to check before each read.
 #[derive(Debug, Clone)]
 pub struct Masks {
     hidden: HiddenPaths,
+    /// The doors' device and inode numbers: what a covered socket now is.
+    doors: Vec<(u64, u64)>,
+    /// Whether other sockets are masked (and so must stay masked).
+    mask_sockets: bool,
+    /// How many sockets were masked.
+    sockets: usize,
     /// `/dev/null`'s device and inode: what a masked file now is.
     null: (u64, u64),
     /// The device numbers of the empty tmpfs masks over directories.
@@ -41,17 +89,24 @@ pub struct Masks {
 }
 
 impl Masks {
-    /// How many paths and device nodes are masked.
-    pub fn counts(&self) -> (usize, usize) {
-        (self.masked.len(), self.devices.len())
+    /// How many paths, device nodes and sockets are masked.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.masked.len(), self.devices.len(), self.sockets)
     }
 
-    /// Check that every path the hidden list names now is still covered by a mask.
-    pub fn verify(&self) -> Result<(), String> {
+    /// Check that every path the hidden list names now is still covered by a mask, and,
+    /// for a read that may open sockets, that every socket is a door or masked.
+    pub fn verify(&self, reach: Reach) -> Result<(), String> {
         for path in self.hidden.existing() {
             if !self.covered(&path) {
                 return Err(format!("{} is not hidden", path.display()));
             }
+        }
+        if self.mask_sockets
+            && reach != Reach::Local
+            && let Some(path) = unmasked_sockets(&self.doors).first()
+        {
+            return Err(format!("the socket {} is not masked", path.display()));
         }
         Ok(())
     }
@@ -69,7 +124,8 @@ impl Masks {
 /// Move the calling thread into a new mount namespace and mask every hidden path and the
 /// block devices that hold them. Needs `CAP_SYS_ADMIN`; the thread's other confinement
 /// comes after.
-pub fn enter(hidden: &HiddenPaths) -> Result<Masks, String> {
+pub fn enter(plan: &Plan) -> Result<Masks, String> {
+    let hidden = &plan.hidden;
     unshare(CloneFlags::CLONE_NEWNS).map_err(|e| format!("unshare(CLONE_NEWNS): {e}"))?;
     mount(
         None::<&str>,
@@ -82,6 +138,9 @@ pub fn enter(hidden: &HiddenPaths) -> Result<Masks, String> {
     let null = std::fs::metadata("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
     let mut masks = Masks {
         hidden: hidden.clone(),
+        doors: Vec::new(),
+        mask_sockets: plan.mask_sockets,
+        sockets: 0,
         null: (null.dev(), null.ino()),
         tmpfs: Vec::new(),
         masked: Vec::new(),
@@ -102,7 +161,78 @@ pub fn enter(hidden: &HiddenPaths) -> Result<Masks, String> {
         mask_file(&node)?;
         masks.devices.push(node);
     }
+    for door in &plan.doors {
+        let meta = std::fs::metadata(&door.socket)
+            .map_err(|e| format!("door {}: {e}", door.socket.display()))?;
+        if std::fs::metadata(&door.covers)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+        {
+            continue; // two paths to one socket: bound once
+        }
+        bind(&door.socket, &door.covers)?;
+        masks.doors.push((meta.dev(), meta.ino()));
+    }
+    if plan.mask_sockets {
+        for path in unmasked_sockets(&masks.doors) {
+            mask_file(&path)?;
+            masks.sockets += 1;
+        }
+    }
     Ok(masks)
+}
+
+/// Path sockets of this network namespace (`/proc/net/unix`) that are still sockets here
+/// (not masked), not a door, and not on [`OPEN_SOCKETS`].
+fn unmasked_sockets(doors: &[(u64, u64)]) -> Vec<PathBuf> {
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for line in table.lines().skip(1) {
+        // Num RefCount Protocol Flags Type St Inode Path
+        let Some(path) = line.split_whitespace().nth(7) else {
+            continue;
+        };
+        if !path.starts_with('/') || OPEN_SOCKETS.iter().any(|p| open_socket(p, path)) {
+            continue;
+        }
+        let path = PathBuf::from(path);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_socket()
+            && !doors.contains(&(meta.dev(), meta.ino()))
+            && !out.contains(&path)
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn open_socket(pattern: &str, path: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((head, tail)) => {
+            path.starts_with(head) && path.ends_with(tail) && !path[head.len()..].contains('/')
+        }
+        None => pattern == path,
+    }
+}
+
+fn bind(source: &Path, target: &Path) -> Result<(), String> {
+    mount(
+        Some(source),
+        target,
+        None::<&str>,
+        MsFlags::MS_BIND,
+        None::<&str>,
+    )
+    .map_err(|e| {
+        format!(
+            "binding {} over {}: {e}",
+            source.display(),
+            target.display()
+        )
+    })
 }
 
 fn mask(path: &Path, masks: &mut Masks) -> Result<(), String> {
@@ -129,12 +259,5 @@ fn mask(path: &Path, masks: &mut Masks) -> Result<(), String> {
 }
 
 fn mask_file(path: &Path) -> Result<(), String> {
-    mount(
-        Some("/dev/null"),
-        path,
-        None::<&str>,
-        MsFlags::MS_BIND,
-        None::<&str>,
-    )
-    .map_err(|e| format!("hiding {}: {e}", path.display()))
+    bind(Path::new("/dev/null"), path)
 }

@@ -24,7 +24,7 @@ pub const GIT_PINS: [(&str, &str); 11] = [
 ];
 
 /// Plain variables for every read.
-pub const PLAIN: [(&str, &str); 6] = [
+pub const PLAIN: [(&str, &str); 7] = [
     // git status and friends do not try to refresh the index (a write) at all.
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_TERMINAL_PROMPT", "0"),
@@ -34,6 +34,10 @@ pub const PLAIN: [(&str, &str); 6] = [
     ("GIT_NO_LAZY_FETCH", "1"),
     ("MANPAGER", "cat"),
     ("SYSTEMD_PAGERSECURE", "1"),
+    // Every PostgreSQL session a read opens (psql, pg_dump, pg_isready) is read-only:
+    // libpq sends these options at connection start, and a statement that writes fails
+    // with "cannot execute … in a read-only transaction".
+    ("PGOPTIONS", "-c default_transaction_read_only=on"),
 ];
 
 /// The variables to add to a read's environment, `TMPDIR` included.
@@ -67,5 +71,9 @@ mod tests {
         assert_eq!(get("GIT_CONFIG_KEY_0").as_deref(), Some("core.fsmonitor"));
         assert_eq!(get("GIT_CONFIG_VALUE_10").as_deref(), Some("explicit"));
         assert_eq!(get("TMPDIR").as_deref(), Some("/tmp/x"));
+        assert_eq!(
+            get("PGOPTIONS").as_deref(),
+            Some("-c default_transaction_read_only=on")
+        );
     }
 }

@@ -20,6 +20,7 @@
 
 use super::hidden::HiddenPaths;
 use super::launcher::{Base, confine_base, refuse_unsandboxed};
+use super::mountns::Plan;
 use super::mountns::{self, Masks};
 use super::sockets::{self, Reach};
 use super::{Report, landlock};
@@ -62,8 +63,9 @@ type Job = Box<dyn FnOnce(Inherited) + Send>;
 /// The base thread's queue of jobs, once it runs.
 static BASE: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 
-/// What reads must not see; the base thread hides it in its mount namespace.
-static HIDDEN: Mutex<Option<HiddenPaths>> = Mutex::new(None);
+/// What the reads' namespace is made of (what they must not see, the doors); the base
+/// thread makes it.
+static PLAN: Mutex<Option<Plan>> = Mutex::new(None);
 
 /// Set when a read found a hidden path uncovered: the next read starts a new base thread.
 static STALE: AtomicBool = AtomicBool::new(false);
@@ -74,18 +76,23 @@ const UNCOVERED: &str = "a hidden path is no longer covered";
 /// Hide `hidden` from every read from now on (a new base thread, with a new namespace,
 /// starts with the next read).
 pub fn set_hidden(hidden: HiddenPaths) {
-    *HIDDEN.lock().unwrap_or_else(PoisonError::into_inner) = Some(hidden);
+    set_plan(Plan::hiding(hidden));
+}
+
+/// Make every read's namespace after `plan` from now on (a new base thread starts with
+/// the next read).
+pub fn set_plan(plan: Plan) {
+    *PLAN.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan);
     STALE.store(true, Ordering::SeqCst);
 }
 
 /// Make the mount namespace (when there is anything to hide), then confine.
 fn prepare_base() -> Result<Inherited, String> {
-    let hidden = HIDDEN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    let masks = match hidden {
-        Some(h) if !h.patterns().is_empty() => mountns::enter(&h).map(|m| Some(Arc::new(m))),
+    let plan = PLAN.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let masks = match plan {
+        Some(p) if !p.hidden.patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
+            mountns::enter(&p).map(|m| Some(Arc::new(m)))
+        }
         _ => Ok(None),
     };
     Ok(Inherited {
@@ -178,7 +185,7 @@ async fn spawn_once(command: Arc<Mutex<Command>>, how: Confinement) -> io::Resul
 /// Landlock or no namespace and that is not allowed.
 fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
     let hidden = match &inherited.masks {
-        Ok(Some(masks)) => match masks.verify() {
+        Ok(Some(masks)) => match masks.verify(how.reach) {
             Ok(()) => true,
             Err(why) => {
                 tracing::info!(%why, "a hidden path lost its mask; the reads get a new namespace");
