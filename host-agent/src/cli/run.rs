@@ -59,7 +59,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     .await;
     let plan = crate::exec::sandbox::mountns::Plan {
         hidden,
-        doors,
+        doors: doors.list.clone(),
         mask_sockets: true,
     };
     let sandbox = detect_sandbox(args.allow_unsandboxed_reads, plan)?;
@@ -81,7 +81,10 @@ pub async fn run(args: RunArgs) -> Result<()> {
         }
         stop.cancel();
     });
-    link::run(runtime, shutdown).await
+    let result = link::run(runtime, shutdown).await;
+    // The doors' proxies live as long as the agent runs.
+    drop(doors);
+    result
 }
 
 /// Probe the read sandbox (one throw-away confined thread) and log what it found.

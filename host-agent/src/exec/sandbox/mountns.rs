@@ -6,8 +6,8 @@
 //!
 //! Daemon sockets: each read-only door ([`super::doors`]) is bound over the socket it
 //! stands for, and every other UNIX socket bound to a path on this host
-//! (`/proc/net/unix`) is masked, except the few that [`OPEN_SOCKETS`] names (the D-Bus
-//! system bus; PostgreSQL, whose reads run in read-only sessions). Only reads whose
+//! (`/proc/net/unix`) is masked, except PostgreSQL's ([`OPEN_SOCKETS`]), whose reads run
+//! in read-only sessions. Only reads whose
 //! programs need sockets can create one at all ([`super::sockets`]).
 //!
 //! The namespace is a slave of the host's: mounts made on the host later show up in it,
@@ -34,13 +34,10 @@ use std::path::{Path, PathBuf};
 /// The name of the masks' tmpfs in `/proc/self/mountinfo`.
 pub const MASK_SOURCE: &str = "vigil-hidden";
 
-/// Sockets that reads reach as they are: the D-Bus system bus (systemd answers
-/// `systemctl status` there; changing a unit needs authorization a read cannot give, and
-/// as root a read's bus calls are what the classifier let through), and PostgreSQL's
-/// (every read session is read-only: `read_env`'s `PGOPTIONS`).
+/// Sockets that reads reach as they are: PostgreSQL's (every read session is read-only:
+/// `read_env`'s `PGOPTIONS`). The D-Bus system bus and the container engines are reached
+/// only through their doors, or not at all.
 pub const OPEN_SOCKETS: &[&str] = &[
-    "/run/dbus/system_bus_socket",
-    "/var/run/dbus/system_bus_socket",
     "/run/postgresql/.s.PGSQL.*",
     "/var/run/postgresql/.s.PGSQL.*",
     "/tmp/.s.PGSQL.*",

@@ -4,15 +4,19 @@
 //!
 //! - [`engine`]: the Docker and Podman API (`/run/docker.sock`, `/run/podman/podman.sock`)
 //!   through [`policy`]: `GET`/`HEAD` on listing and inspecting endpoints only.
+//! - [`dbus`]: the D-Bus system bus through `xdg-dbus-proxy`: properties and the
+//!   get-and-list methods of systemd and its companions only.
 //!
 //! [`start`] starts a door for each engine socket this host has, in
 //! [`DOOR_DIR`]; the base thread's mount namespace binds each door over the socket it
 //! stands for ([`super::mountns`]).
 
+pub mod dbus;
 pub mod engine;
 pub mod policy;
 
 use std::path::{Path, PathBuf};
+use tokio::process::Child;
 use tracing::{info, warn};
 
 /// Where the agent's door sockets live (outside every hidden directory).
@@ -32,11 +36,63 @@ pub struct Door {
     pub covers: PathBuf,
 }
 
-/// Start a door for every engine socket of [`ENGINE_SOCKETS`] that exists, with its door
-/// socket in `dir`. A socket reached by two paths (`/var/run` is usually a link to
-/// `/run`) gets one door covering both. Failures are logged and leave that socket
-/// without a door, which the namespace then masks.
-pub async fn start(dir: &Path) -> Vec<Door> {
+/// The doors an agent serves, and the proxy processes behind some of them (killed when
+/// this is dropped).
+#[derive(Debug, Default)]
+pub struct Doors {
+    pub list: Vec<Door>,
+    pub children: Vec<Child>,
+}
+
+/// Start every door this host needs, with their sockets in `dir`: one per container
+/// engine socket, and one for the D-Bus system bus. Failures are logged and leave that
+/// socket without a door, which the namespace then masks.
+pub async fn start(dir: &Path) -> Doors {
+    let mut doors = Doors {
+        list: start_engines(dir).await,
+        children: Vec::new(),
+    };
+    let Some(bus) = SYSTEM_BUS_PATHS
+        .iter()
+        .find_map(|p| std::fs::canonicalize(p).ok())
+    else {
+        return doors;
+    };
+    let Some(proxy) = dbus::find_proxy() else {
+        warn!(
+            bus = %bus.display(),
+            "{} is not installed: reads cannot reach the D-Bus system bus (systemctl, \
+             hostnamectl, … fail in a read); install it to give them a read-only door",
+            dbus::PROXY
+        );
+        return doors;
+    };
+    let socket = dir.join("dbus-system.sock");
+    match dbus::serve(&proxy, &socket, &bus).await {
+        Ok(child) => {
+            info!(door = %socket.display(), covers = %bus.display(), "read-only door for the D-Bus system bus");
+            doors.children.push(child);
+            for path in SYSTEM_BUS_PATHS {
+                if Path::new(path).exists() {
+                    doors.list.push(Door {
+                        socket: socket.clone(),
+                        covers: PathBuf::from(path),
+                    });
+                }
+            }
+        }
+        Err(error) => {
+            warn!(%error, "no read-only door for the D-Bus system bus; reads cannot reach it")
+        }
+    }
+    doors
+}
+
+use dbus::SYSTEM_BUS as SYSTEM_BUS_PATHS;
+
+/// A door for every engine socket of [`ENGINE_SOCKETS`] that exists. A socket reached by
+/// two paths (`/var/run` is usually a link to `/run`) gets one door covering both.
+async fn start_engines(dir: &Path) -> Vec<Door> {
     let mut doors: Vec<Door> = Vec::new();
     let mut served: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (i, path) in ENGINE_SOCKETS.iter().enumerate() {
