@@ -1,8 +1,11 @@
 //! The read sandbox's cost per exec: `bash -c true` started the way the agent starts a
 //! write (directly) and the way it starts a host read (scratch directory, spawned from a
 //! read thread of the confined base thread, scratch directory removed), and, for comparison, through the launcher
-//! program `vigil-agent sandbox-exec` (one more `execve` per read). Run with
-//! `cargo bench -p vigil-agent --bench sandbox`; figures go to BENCHMARKS.md.
+//! program `vigil-agent sandbox-exec` (one more `execve` per read); then the same read in
+//! the agent's mount namespace (the default hidden list, the doors, every other socket
+//! masked) with each reach's socket filter, which adds the checks made before each read.
+//! Run with `cargo bench -p vigil-agent --bench sandbox` (as root); figures go to
+//! BENCHMARKS.md.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stdout)]
 
@@ -10,9 +13,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::process::Command;
+use vigil_agent::exec::sandbox::mountns::Plan;
 use vigil_agent::exec::sandbox::thread::{self, Confinement};
-use vigil_agent::exec::sandbox::{caps, landlock, read_env, seccomp};
+use vigil_agent::exec::sandbox::{HiddenPaths, caps, doors, landlock, read_env, seccomp};
 use vigil_agent::exec::{FIXED_ENV, Scratch, find_shell};
+use vigil_shared::policy::Reach;
 
 const RUNS: usize = 500;
 const AGENT: &str = env!("CARGO_BIN_EXE_vigil-agent");
@@ -38,6 +43,11 @@ async fn direct(shell: &Path) -> Duration {
 
 /// The way the agent runs a host read: from a confined thread.
 async fn on_thread(shell: &Path, base: &Path) -> Duration {
+    on_thread_with(shell, base, Reach::Local).await
+}
+
+/// The same with a given reach.
+async fn on_thread_with(shell: &Path, base: &Path, reach: Reach) -> Duration {
     let start = Instant::now();
     let scratch = Scratch::create(base).unwrap();
     let mut cmd = Command::new(shell);
@@ -45,7 +55,7 @@ async fn on_thread(shell: &Path, base: &Path) -> Duration {
     let how = Confinement {
         scratch: Some(scratch.path().to_owned()),
         allow_unsandboxed: false,
-        reach: vigil_shared::policy::Reach::Local,
+        reach,
     };
     let status = thread::spawn(cmd, how).await.unwrap().wait().await.unwrap();
     assert!(status.success(), "the confined run failed");
@@ -165,4 +175,40 @@ async fn main() {
         ms(confined),
         ms(launched)
     );
+
+    // The agent's namespace: what `vigil-agent run` sets up.
+    let hidden = HiddenPaths::new([base.path().to_owned()], true, &[]).unwrap();
+    let doors = doors::start(&base.path().join("doors")).await;
+    thread::set_plan(Plan {
+        hidden,
+        doors: doors.list.clone(),
+        mask_sockets: true,
+    });
+    let made = Instant::now();
+    let probe = thread::probe(None).unwrap();
+    println!(
+        "namespace made in {:.3} ms (masks: paths, devices, sockets = {:?})",
+        made.elapsed().as_secs_f64() * 1e3,
+        probe.masks.as_ref().map(|m| m.as_ref().map(|m| m.counts()))
+    );
+    for _ in 0..20 {
+        on_thread_with(&shell, base.path(), Reach::Sockets).await;
+    }
+    let (mut bare, mut local, mut sockets) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        bare.push(direct(&shell).await);
+        local.push(on_thread_with(&shell, base.path(), Reach::Local).await);
+        sockets.push(on_thread_with(&shell, base.path(), Reach::Sockets).await);
+    }
+    let bare = summary("direct", bare);
+    let local = summary("namespace, reach local", local);
+    let sockets = summary("namespace, reach sockets", sockets);
+    let ms = |on: Duration| (on.as_secs_f64() - bare.as_secs_f64()) * 1e3;
+    println!(
+        "with the namespace, cost per exec (p50 difference): {:.3} ms (reach local), {:.3} ms \
+         (reach sockets, which also checks the socket masks)",
+        ms(local),
+        ms(sockets)
+    );
+    drop(doors);
 }

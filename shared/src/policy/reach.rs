@@ -42,6 +42,11 @@ impl Reach {
 /// Programs that talk to a local daemon over a UNIX socket.
 const SOCKET_TOOLS: &[&str] = &[
     "docker",
+    "docker-compose",
+    // gpg talks to its own agent over a socket in its home directory.
+    "gpg",
+    "gpg2",
+    "apt-key",
     "podman",
     "crictl",
     "ctr",
@@ -130,6 +135,17 @@ const NETWORK_TOOLS: &[&str] = &[
     "certbot",
 ];
 
+/// Verbs with which a local tool asks a server elsewhere: git lists a remote's refs, the
+/// container engines ask a registry.
+const NETWORK_VERBS: &[(&str, &str)] = &[
+    ("git", "ls-remote"),
+    ("docker", "manifest"),
+    ("docker", "search"),
+    ("podman", "manifest"),
+    ("podman", "search"),
+    ("helm", "search"),
+];
+
 /// Programs that run the program named by a later word.
 const RUNNERS: &[&str] = &[
     "sudo",
@@ -196,8 +212,10 @@ pub fn reach(command: &str) -> Reach {
             if runner {
                 most = most.max(tool_reach(word));
             }
-            // git reads the network only to list a remote's refs.
-            if word == "ls-remote" && (name == "git" || runner) {
+            if NETWORK_VERBS
+                .iter()
+                .any(|(tool, verb)| word == *verb && (name == *tool || runner))
+            {
                 most = Reach::Network;
             }
         }
@@ -225,6 +243,8 @@ mod tests {
             ("echo ok; cat /proc/loadavg", Reach::Local),
             ("git -C /srv/app log -5", Reach::Local),
             ("git ls-remote https://example.org/r.git", Reach::Network),
+            ("docker manifest inspect nginx:1", Reach::Network),
+            ("docker-compose ps", Reach::Sockets),
             (
                 "find /etc -name '*.conf' -exec systemctl status {} ;",
                 Reach::Sockets,

@@ -31,6 +31,8 @@ pub struct Outcome {
     pub scratch: Vec<String>,
     /// The UTS namespace's host name after the command.
     pub hostname: String,
+    /// Every `connect(2)` call, as strace printed it.
+    pub connects: Vec<String>,
 }
 
 /// Runs commands one at a time, each in a fresh namespace and overlay.
@@ -42,7 +44,9 @@ pub struct Jail {
 }
 
 /// The programs the jail needs on the host.
-const NEEDED: [&str; 6] = ["unshare", "mount", "chroot", "setpriv", "timeout", "find"];
+const NEEDED: [&str; 7] = [
+    "unshare", "mount", "chroot", "setpriv", "timeout", "find", "strace",
+];
 
 /// Why the jail cannot run here, if it cannot.
 pub fn unavailable() -> Option<String> {
@@ -144,6 +148,10 @@ impl Jail {
             upper: lines(read("upper")),
             scratch: lines(read("scratch")),
             hostname: read("hostname").trim().to_owned(),
+            connects: lines(read("net"))
+                .into_iter()
+                .filter(|l| l.contains("connect("))
+                .collect(),
             stderr,
         };
         std::fs::remove_dir_all(&run).map_err(|e| format!("remove {run:?}: {e}"))?;

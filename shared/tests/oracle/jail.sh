@@ -3,7 +3,8 @@
 # `unshare --mount --pid --net --uts --ipc --fork`, so every mount below vanishes with the
 # namespace. Arguments: RUN_DIR SECONDS COMMAND. RUN_DIR is a fresh host directory; the
 # results land in it: status, stderr, upper (the overlay's upper layer, which must stay
-# empty), scratch (what appeared in the tmpfs /dev, /run and /tmp) and hostname.
+# empty), scratch (what appeared in the tmpfs /dev, /run and /tmp), hostname, and net
+# (every connect(2) the command and its children made, traced by strace).
 set -eu
 run=$1 seconds=$2 command=$3
 layer=$run/layer
@@ -38,6 +39,7 @@ mount -t tmpfs -o mode=1777,size=64m oracle-tmp "$root/tmp"
 status=0
 timeout -s KILL "$seconds" \
   setpriv --bounding-set -sys_time,-sys_module \
+  strace -f -qq -e trace=connect -e signal=none -o "$run/net" \
   chroot "$root" /usr/bin/env -i \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   LANG=C.UTF-8 PAGER=cat SYSTEMD_PAGER= GIT_PAGER=cat TERM=dumb \

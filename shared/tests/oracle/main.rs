@@ -2,7 +2,12 @@
 //! accepts as reads, each in a throw-away root (see `jail`), and fails on any write it
 //! sees: a copy-up in the overlay's upper layer, a file left in the scratch `/dev`, `/run`
 //! or `/tmp`, a write refused by the read-only `/proc` and `/sys` (EROFS), a changed host
-//! name, or a change outside the jail (see `outside`).
+//! name, or a change outside the jail (see `outside`). It also fails on a connection the
+//! read's reach does not allow (`vigil_shared::policy::reach`): a UNIX socket connect from
+//! a read whose programs need no socket, or an IPv4/IPv6 connect from one that needs no
+//! network (strace records every `connect(2)`; nothing in the jail answers, so it is the
+//! attempt that counts). Name-service lookups that the agent's sandbox refuses quietly
+//! (nscd, systemd's user database) are not counted.
 //!
 //! `make test` runs a deterministic sample; `make oracle` (`VIGIL_ORACLE=full`) runs every
 //! read. It needs root, overlayfs and util-linux; without them it says why and passes,
@@ -24,7 +29,7 @@ mod outside;
 use jail::{Ended, Jail, Outcome};
 use outside::Snapshot;
 use std::collections::BTreeSet;
-use vigil_shared::policy::classify;
+use vigil_shared::policy::{Reach, classify, reach};
 
 /// Per-command timeout, in seconds.
 const SECONDS: u64 = 3;
@@ -64,6 +69,32 @@ fn selection(reads: Vec<String>) -> Vec<String> {
     }
     let step = reads.len().div_ceil(SAMPLE);
     reads.into_iter().step_by(step).collect()
+}
+
+/// Sockets that C libraries try on their own for name-service lookups; a read's sandbox
+/// refuses them quietly and the lookup falls back to files.
+const LOOKUPS: &[&str] = &[
+    "/var/run/nscd/socket",
+    "/run/nscd/socket",
+    "/run/systemd/userdb/",
+];
+
+/// The connections `outcome` shows that `command`'s reach does not allow.
+fn undeclared_connects(outcome: &Outcome, command: &str) -> Vec<String> {
+    let reach = reach(command);
+    outcome
+        .connects
+        .iter()
+        .filter(|line| {
+            let unix = line.contains("sa_family=AF_UNIX");
+            let inet = line.contains("sa_family=AF_INET");
+            if unix && LOOKUPS.iter().any(|p| line.contains(p)) {
+                return false;
+            }
+            (unix && reach == Reach::Local) || (inet && reach != Reach::Network)
+        })
+        .map(|line| format!("connect not declared (reach {}): {line}", reach.as_str()))
+        .collect()
 }
 
 /// The writes `outcome` shows, judged against the jail's state after `true`.
@@ -129,6 +160,7 @@ fn reads_do_not_write() {
         let before = Snapshot::take(&sentinel);
         let outcome = jail.run(command).unwrap_or_else(|e| panic!("{e}"));
         let mut found = writes(&outcome, &baseline);
+        found.extend(undeclared_connects(&outcome, command));
         let changes = Snapshot::take(&sentinel).changes_since(&before);
         found.extend(changes.escaped);
         host_tmp.extend(
