@@ -142,6 +142,17 @@ async fn reads_never_see_the_controllers_secrets_whatever_the_role() {
     let agents = ctrl.api.agents().await;
     let sandbox = &agents[0]["sandbox"];
     assert_eq!(sandbox["hidden"], true, "{sandbox}");
+    assert_eq!(sandbox["sockets_by_need"], true, "{sandbox}");
+    // The container engine's socket, where this host has one, has a door.
+    if std::path::Path::new("/run/docker.sock").exists() {
+        let doors = sandbox["doors"].as_array().expect("doors");
+        assert!(
+            doors
+                .iter()
+                .any(|d| d.as_str() == Some("engine /run/docker.sock")),
+            "{sandbox}"
+        );
+    }
     let patterns = sandbox["hidden_paths"].as_array().expect("hidden_paths");
     assert!(
         patterns

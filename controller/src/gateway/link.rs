@@ -188,6 +188,8 @@ impl LinkService {
                 "launcher": (!s.launcher.is_empty()).then_some(&s.launcher),
                 "hidden": s.hidden,
                 "hidden_paths": s.hidden_paths,
+                "doors": s.doors,
+                "sockets_by_need": s.sockets_by_need,
             })),
         });
         self.agents.record_facts(agent, value, unix_now());

@@ -118,6 +118,8 @@ pub struct ReadSandbox {
     allow_unsandboxed: bool,
     /// What reads must not see.
     hidden: HiddenPaths,
+    /// The doors in the reads' namespace, as the facts show them.
+    doors: Vec<String>,
     /// How many paths, device nodes and sockets the namespace masks, or why it could
     /// not be made.
     masked: Result<(usize, usize, usize), String>,
@@ -128,6 +130,7 @@ impl ReadSandbox {
     /// throw-away read thread.
     pub fn detect(allow_unsandboxed: bool, plan: mountns::Plan) -> Self {
         let hidden = plan.hidden.clone();
+        let doors = plan.doors.iter().map(doors::Door::describe).collect();
         thread::set_plan(plan);
         let probe = thread::probe(None);
         let masked = match &probe {
@@ -142,6 +145,7 @@ impl ReadSandbox {
             probe: probe.map(|p| p.report),
             allow_unsandboxed,
             hidden,
+            doors,
             masked,
         }
     }
@@ -160,6 +164,7 @@ impl ReadSandbox {
             probe: Err("off in unit tests".into()),
             allow_unsandboxed: true,
             hidden: HiddenPaths::none(),
+            doors: Vec::new(),
             masked: Ok((0, 0, 0)),
         }
     }
@@ -172,6 +177,7 @@ impl ReadSandbox {
             probe,
             allow_unsandboxed,
             hidden: HiddenPaths::none(),
+            doors: Vec::new(),
             masked: Ok((0, 0, 0)),
         }
     }
@@ -244,6 +250,8 @@ impl ReadSandbox {
             launcher: if self.confined { THREAD_LAUNCHER } else { "" }.to_owned(),
             hidden_paths: self.hidden.patterns().to_vec(),
             hidden: report.is_some_and(|r| r.hidden) && self.masked.is_ok(),
+            doors: self.doors.clone(),
+            sockets_by_need: report.is_some_and(|r| r.seccomp),
         }
     }
 }

@@ -36,6 +36,18 @@ pub struct Door {
     pub covers: PathBuf,
 }
 
+impl Door {
+    /// `KIND PATH` for the facts: `dbus` for the system bus's door, else `engine`.
+    pub fn describe(&self) -> String {
+        let kind = if self.socket.ends_with("dbus-system.sock") {
+            "dbus"
+        } else {
+            "engine"
+        };
+        format!("{kind} {}", self.covers.display())
+    }
+}
+
 /// The doors an agent serves, and the proxy processes behind some of them (killed when
 /// this is dropped).
 #[derive(Debug, Default)]
