@@ -21,6 +21,7 @@
 //! [sandbox]                      # what reads never see (docs/sandbox.md)
 //! hide = ["/srv/secrets", "/home/*/.vault-token"]  # hidden besides the defaults
 //! hide_defaults = true           # false: only Vigil's own state and `hide` are hidden
+//! kubeconfig = "/etc/vigil-agent/read.kubeconfig"  # what kubectl reads use (a view-only identity)
 //! ```
 
 use crate::error::{Error, Result};
@@ -56,6 +57,9 @@ pub struct SandboxConfig {
     pub hide: Vec<String>,
     /// Hide the default credential stores (shadow, SSH keys, kubeconfigs, …).
     pub hide_defaults: bool,
+    /// The kubeconfig reads get (`KUBECONFIG`): an identity the API server lets only
+    /// read. Without it, reads find no kubeconfig (the usual ones are hidden).
+    pub kubeconfig: Option<std::path::PathBuf>,
 }
 
 impl Default for SandboxConfig {
@@ -63,6 +67,7 @@ impl Default for SandboxConfig {
         SandboxConfig {
             hide: Vec::new(),
             hide_defaults: true,
+            kubeconfig: None,
         }
     }
 }

@@ -62,7 +62,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
         doors: doors.list.clone(),
         mask_sockets: true,
     };
-    let sandbox = detect_sandbox(args.allow_unsandboxed_reads, plan)?;
+    let kubeconfig = crate::exec::sandbox::read_env::install_read_kubeconfig(
+        config.sandbox.kubeconfig.as_deref(),
+    )
+    .map_err(|e| Error::io("installing [sandbox] kubeconfig for reads", e))?;
+    let sandbox = detect_sandbox(args.allow_unsandboxed_reads, plan)?.with_kubeconfig(kubeconfig);
     let runtime = Runtime::new(
         StateDir::new(args.state.state_dir),
         config,

@@ -96,6 +96,9 @@ impl HostRunner {
             .current_dir("/")
             .stdin(Stdio::null())
             .process_group(0);
+        if let Some(kubeconfig) = sandbox.kubeconfig() {
+            cmd.env("KUBECONFIG", kubeconfig);
+        }
         Process {
             command: cmd,
             confine: sandbox.confinement(scratch, vigil_shared::policy::reach(command)),

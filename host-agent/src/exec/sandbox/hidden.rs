@@ -49,6 +49,9 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     "/var/lib/rancher/k3s/server/token",
     "/var/lib/rancher/k3s/server/cred",
     "/var/lib/rancher/k3s/server/tls",
+    // A pod's service account token (an agent run in a pod): reads get their own identity.
+    "/var/run/secrets/kubernetes.io",
+    "/run/secrets/kubernetes.io",
     // Registry and cloud credentials.
     "/root/.docker/config.json",
     "/home/*/.docker/config.json",

@@ -120,6 +120,8 @@ pub struct ReadSandbox {
     hidden: HiddenPaths,
     /// The doors in the reads' namespace, as the facts show them.
     doors: Vec<String>,
+    /// The kubeconfig reads get (`KUBECONFIG`), when the admin configured one.
+    kubeconfig: Option<std::path::PathBuf>,
     /// How many paths, device nodes and sockets the namespace masks, or why it could
     /// not be made.
     masked: Result<(usize, usize, usize), String>,
@@ -146,8 +148,20 @@ impl ReadSandbox {
             allow_unsandboxed,
             hidden,
             doors,
+            kubeconfig: None,
             masked,
         }
+    }
+
+    /// Give reads `path` as their kubeconfig.
+    pub fn with_kubeconfig(mut self, path: Option<std::path::PathBuf>) -> Self {
+        self.kubeconfig = path;
+        self
+    }
+
+    /// The kubeconfig reads get, if any.
+    pub fn kubeconfig(&self) -> Option<&Path> {
+        self.kubeconfig.as_deref()
     }
 
     /// How many paths, block device nodes and sockets the reads' namespace masks, or why
@@ -165,6 +179,7 @@ impl ReadSandbox {
             allow_unsandboxed: true,
             hidden: HiddenPaths::none(),
             doors: Vec::new(),
+            kubeconfig: None,
             masked: Ok((0, 0, 0)),
         }
     }
@@ -178,6 +193,7 @@ impl ReadSandbox {
             allow_unsandboxed,
             hidden: HiddenPaths::none(),
             doors: Vec::new(),
+            kubeconfig: None,
             masked: Ok((0, 0, 0)),
         }
     }

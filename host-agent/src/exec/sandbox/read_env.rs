@@ -40,6 +40,37 @@ pub const PLAIN: [(&str, &str); 7] = [
     ("PGOPTIONS", "-c default_transaction_read_only=on"),
 ];
 
+/// Where the agent keeps the copy of `[sandbox] kubeconfig` that reads use: outside every
+/// hidden directory, so that a read sees it and only it.
+pub const READ_KUBECONFIG: &str = "/run/vigil-agent/read.kubeconfig";
+
+/// Copy the configured read identity to [`READ_KUBECONFIG`] (0600), or remove a copy
+/// left from an earlier run when none is configured. Returns the path reads use.
+pub fn install_read_kubeconfig(
+    configured: Option<&std::path::Path>,
+) -> std::io::Result<Option<std::path::PathBuf>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = std::path::Path::new(READ_KUBECONFIG);
+    let Some(source) = configured else {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => return Ok(None),
+        }
+    };
+    let text = std::fs::read(source)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, &text)?;
+    Ok(Some(path.to_owned()))
+}
+
 /// The variables to add to a read's environment, `TMPDIR` included.
 pub fn vars(tmpdir: &str) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = PLAIN
