@@ -136,7 +136,7 @@ const NETWORK_TOOLS: &[&str] = &[
 ];
 
 /// Verbs with which a local tool asks a server elsewhere: git lists a remote's refs, the
-/// container engines ask a registry.
+/// container engines and pip ask a registry.
 const NETWORK_VERBS: &[(&str, &str)] = &[
     ("git", "ls-remote"),
     ("docker", "manifest"),
@@ -144,6 +144,8 @@ const NETWORK_VERBS: &[(&str, &str)] = &[
     ("podman", "manifest"),
     ("podman", "search"),
     ("helm", "search"),
+    ("pip", "--outdated"),
+    ("pip3", "--outdated"),
 ];
 
 /// Programs that run the program named by a later word.
