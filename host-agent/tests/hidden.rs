@@ -91,7 +91,7 @@ async fn hidden_paths_are_empty_to_reads_and_stay_hidden_when_replaced() {
 
     let script = format!(
         "cat {s}/admin.token; ls -A {s}; cat {k}; cat {v}; cat {u}/alice/.ssh/id_ed25519; \
-         cat /proc/1/root{s}/admin.token; echo done",
+         cat /proc/1/root{s}/admin.token; timeout 3 cat /proc/kmsg; echo kmsg=$?; echo done",
         s = state.display(),
         k = keyfile.display(),
         v = visible.display(),

@@ -6,7 +6,8 @@
 //! Hiding, not redacting: a read can transform what it reads (`base64`, `xxd`, `tr`), so
 //! a redactor downstream cannot be relied on for files whose whole content is secret.
 //!
-//! Vigil's own directories are always hidden. The credential list is a default that an
+//! Vigil's own directories, and files whose reading acts ([`EFFECT_FILES`]), are always
+//! hidden. The credential list is a default that an
 //! admin replaces or extends per agent (`[sandbox]` in the agent's config, `--hide`); the
 //! agent reports the patterns it applies in its facts.
 
@@ -18,6 +19,23 @@ pub const VIGIL_DIRS: &[&str] = &[
     "/var/lib/vigil",
     "/var/lib/vigil-agent",
     "/var/lib/vigil-controller",
+];
+
+/// Files whose very opening or reading acts: a watchdog arms when opened (and may reboot
+/// the host when closed without its magic character), `/proc/kmsg` hands each kernel
+/// message to one reader only (the host's syslog daemon loses it), tracing pipes consume
+/// their buffers, a serial port's open toggles its control lines (resetting boards), and
+/// cameras and microphones record. Always hidden.
+pub const EFFECT_FILES: &[&str] = &[
+    "/dev/watchdog*",
+    "/proc/kmsg",
+    "/sys/kernel/debug",
+    "/sys/kernel/tracing",
+    "/dev/ttyS*",
+    "/dev/ttyUSB*",
+    "/dev/ttyACM*",
+    "/dev/video*",
+    "/dev/snd",
 ];
 
 /// The host's credential stores, hidden unless the admin turns the default list off.
@@ -114,7 +132,11 @@ impl HiddenPaths {
         defaults: bool,
         extra: &[String],
     ) -> Result<Self, String> {
-        let mut patterns: Vec<String> = VIGIL_DIRS.iter().map(|s| (*s).to_owned()).collect();
+        let mut patterns: Vec<String> = VIGIL_DIRS
+            .iter()
+            .chain(EFFECT_FILES)
+            .map(|s| (*s).to_owned())
+            .collect();
         for dir in own {
             let text = dir.to_string_lossy().into_owned();
             check_pattern(&text)?;
