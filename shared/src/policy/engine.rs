@@ -82,6 +82,19 @@ pub(crate) fn classify_script(src: &str, ctx: Ctx) -> Verdict {
             ..ctx
         };
         let mut v = classify_words(&c.words, fed);
+        // Whatever the tool, naming a file whose reading acts is not a read.
+        if let Some((word, effect)) = c.words.iter().find_map(|w| {
+            let text = w.fixed()?;
+            crate::hide::effect_file(text).map(|e| (text, e))
+        }) {
+            v = Verdict::all(vec![
+                v,
+                Verdict::write(
+                    Risk::High,
+                    format!("{word} is a file whose opening or reading acts ({effect})"),
+                ),
+            ]);
+        }
         if v.unbounded
             .as_ref()
             .is_some_and(|u| u.category == UnboundedCategory::Stream)

@@ -196,6 +196,13 @@ fn check_file_redirect(node: Node<'_>, src: &str, out: &mut Vec<Verdict>) {
                         Risk::High,
                         format!("network connection through redirection from {path}"),
                     ));
+                } else if let Some(effect) = crate::hide::effect_file(&path) {
+                    out.push(Verdict::write(
+                        Risk::High,
+                        format!(
+                            "reading {path} acts ({effect}: opening or reading it has effects)"
+                        ),
+                    ));
                 }
             } else {
                 out.push(Verdict::unknown("input redirection from a computed path"));

@@ -165,10 +165,7 @@ fn lower(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
             let fed = place.fed
                 || node.children(&mut inner).any(|c| {
                     matches!(c.kind(), "heredoc_redirect" | "herestring_redirect")
-                        || (c.kind() == "file_redirect"
-                            && src[c.byte_range()]
-                                .trim_start_matches(char::is_numeric)
-                                .starts_with('<'))
+                        || (c.kind() == "file_redirect" && feeds_stdin(c, src))
                 });
             for child in node.named_children(&mut cursor) {
                 lower(child, src, script, Place { fed, ..place });
@@ -245,13 +242,7 @@ fn lower_command(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
                     lower(child, src, script, place);
                 }
             }
-            (_, "file_redirect")
-                if src[child.byte_range()]
-                    .trim_start_matches(char::is_numeric)
-                    .starts_with('<') =>
-            {
-                fed = true
-            }
+            (_, "file_redirect") if feeds_stdin(child, src) => fed = true,
             _ => {}
         }
     }
@@ -263,6 +254,21 @@ fn lower_command(node: Node<'_>, src: &str, script: &mut Script, place: Place) {
             stdin_fed: fed,
         });
     }
+}
+
+/// True when an input redirection gives the command something to read: anything but
+/// `< /dev/null` (an empty input, the same as the closed one a read gets).
+fn feeds_stdin(redirect: Node<'_>, src: &str) -> bool {
+    let text = src[redirect.byte_range()].trim_start_matches(char::is_numeric);
+    if !text.starts_with('<') {
+        return false;
+    }
+    let plain_input = !(text.starts_with("<<") || text.starts_with("<&") || text.starts_with("<>"));
+    let null = redirect
+        .child_by_field_name("destination")
+        .map(|d| word::from_node(d, src))
+        .is_some_and(|w| w.lit() == Some("/dev/null"));
+    !(plain_input && null)
 }
 
 /// Programs that execute what they read on standard input.

@@ -6,10 +6,10 @@
 //! Hiding, not redacting: a read can transform what it reads (`base64`, `xxd`, `tr`), so
 //! a redactor downstream cannot be relied on for files whose whole content is secret.
 //!
-//! Vigil's own directories, and files whose reading acts ([`EFFECT_FILES`]), are always
-//! hidden. The credential list is a default that an
-//! admin replaces or extends per agent (`[sandbox]` in the agent's config, `--hide`); the
-//! agent reports the patterns it applies in its facts.
+//! Vigil's own directories, and files whose reading acts
+//! ([`vigil_shared::hide::EFFECT_FILES`]), are always hidden. The credential list is a
+//! default that an admin replaces or extends per agent (`[sandbox]` in the agent's
+//! config, `--hide`); the agent reports the patterns it applies in its facts.
 
 use std::path::{Path, PathBuf};
 
@@ -19,23 +19,6 @@ pub const VIGIL_DIRS: &[&str] = &[
     "/var/lib/vigil",
     "/var/lib/vigil-agent",
     "/var/lib/vigil-controller",
-];
-
-/// Files whose very opening or reading acts: a watchdog arms when opened (and may reboot
-/// the host when closed without its magic character), `/proc/kmsg` hands each kernel
-/// message to one reader only (the host's syslog daemon loses it), tracing pipes consume
-/// their buffers, a serial port's open toggles its control lines (resetting boards), and
-/// cameras and microphones record. Always hidden.
-pub const EFFECT_FILES: &[&str] = &[
-    "/dev/watchdog*",
-    "/proc/kmsg",
-    "/sys/kernel/debug",
-    "/sys/kernel/tracing",
-    "/dev/ttyS*",
-    "/dev/ttyUSB*",
-    "/dev/ttyACM*",
-    "/dev/video*",
-    "/dev/snd",
 ];
 
 /// The host's credential stores, hidden unless the admin turns the default list off.
@@ -134,7 +117,7 @@ impl HiddenPaths {
     ) -> Result<Self, String> {
         let mut patterns: Vec<String> = VIGIL_DIRS
             .iter()
-            .chain(EFFECT_FILES)
+            .chain(vigil_shared::hide::EFFECT_FILES)
             .map(|s| (*s).to_owned())
             .collect();
         for dir in own {

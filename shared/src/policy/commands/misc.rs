@@ -434,10 +434,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             false,
         ),
         "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "pg_isready"
-        | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "neofetch"
-        | "screenfetch" | "fastfetch" | "lstopo-no-graphics" => {
-            Verdict::read(format!("{} only reports", cmd.name))
-        }
+        | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "screenfetch"
+        | "fastfetch" | "lstopo-no-graphics" => Verdict::read(format!("{} only reports", cmd.name)),
         "yq" => {
             // mikefarah's yq (pflag, exact long names) or the Python one (argparse, which
             // abbreviates `--in-place`): prefixes are matched, the safe side for both.

@@ -102,15 +102,11 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             ),
             None => Verdict::read("perf prints help"),
         },
-        "tmux"
-            if matches!(
-                cmd.args.first().and_then(|w| w.fixed()),
-                Some("ls" | "list-sessions" | "list-windows" | "list-panes" | "-V")
-            ) =>
-        {
-            Verdict::read("tmux ls only lists")
-        }
-        "screen" if screen_lists(cmd) => Verdict::read("screen -ls only lists"),
+        // The tmux server formats `-F` strings and runs `#(…)` in them itself, outside any
+        // sandbox of the read; and screen creates its socket directory on a first run.
+        // Neither server is reachable from a read (their sockets are masked).
+        "tmux" if tmux_version(cmd) => Verdict::read("tmux -V prints its version"),
+        "screen" if screen_version(cmd) => Verdict::read("screen -v prints its version"),
         "iperf" | "iperf3" => {
             let p = cmd.parse(Spec {
                 short_values: "pfiFBcbtnklPwMSOTCLAIX",
@@ -495,6 +491,12 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
         return Verdict::write(Risk::Medium, "openssl req creates a request");
     }
     if sub == "s_client" {
+        if cmd.ctx.stdin_fed {
+            return Verdict::write(
+                Risk::Medium,
+                "openssl s_client sends its standard input to the server",
+            );
+        }
         return Verdict::read("openssl s_client only connects (stdin is closed)");
     }
     Verdict::read(format!("openssl {sub} only reads"))
@@ -510,14 +512,20 @@ fn visudo_checks(cmd: &Cmd<'_>) -> bool {
     p.flag('c', "check") && !p.flag('f', "file") && !p.flag('x', "export")
 }
 
-/// `screen -ls`, `-list` or `-v` alone: screen's options are single-dash words.
-fn screen_lists(cmd: &Cmd<'_>) -> bool {
+/// `tmux -V` alone.
+fn tmux_version(cmd: &Cmd<'_>) -> bool {
+    let p = cmd.parse(Spec::default());
+    p.opts.len() == 1 && p.positionals.is_empty() && p.short('V')
+}
+
+/// `screen -v` alone: screen's options are single-dash words.
+fn screen_version(cmd: &Cmd<'_>) -> bool {
     let p = cmd.parse(Spec {
         long_only: true,
         exact_long: true,
         ..Spec::default()
     });
-    p.opts.len() == 1 && p.positionals.is_empty() && (p.long("ls") || p.long("list") || p.long("v"))
+    p.opts.len() == 1 && p.positionals.is_empty() && p.long("v")
 }
 
 fn top(cmd: &Cmd<'_>) -> Verdict {

@@ -375,6 +375,20 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
             return Verdict::write(Risk::Medium, format!("ssh -{c} sets up {why}"));
         }
     }
+    // A jump host's spec goes into the ProxyCommand that ssh runs through a local shell
+    // (`ssh -J 'x$(…)'` runs the substitution here): only plain host specs pass.
+    let plain_host = |v: &str| {
+        // Not empty, and not a leading dash that the inner ssh could take as an option.
+        v.bytes().next().is_some_and(|b| b != b'-')
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-@:,[]".contains(&b))
+    };
+    if p.short_values('J').any(|v| !plain_host(v)) {
+        return Verdict::write(
+            Risk::High,
+            "ssh -J with a jump host spec a local shell would interpret",
+        );
+    }
     if let Some(opt) = p.opts.iter().find_map(|o| match o {
         super::super::args::Opt::Short('o', v) => {
             let key = v
