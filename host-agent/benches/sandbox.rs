@@ -178,7 +178,8 @@ async fn main() {
 
     // The agent's namespace: what `vigil-agent run` sets up.
     let hidden = HiddenPaths::new([base.path().to_owned()], true, &[]).unwrap();
-    let doors = doors::start(&base.path().join("doors")).await;
+    let door_dir = tempfile::tempdir().unwrap();
+    let doors = doors::start(door_dir.path()).await;
     thread::set_plan(Plan {
         hidden,
         doors: doors.list.clone(),

@@ -143,6 +143,18 @@ pub fn enter(plan: &Plan) -> Result<Masks, String> {
         masked: Vec::new(),
         devices: Vec::new(),
     };
+    // Doors first: a door's socket must still be reachable when it is bound.
+    for door in &plan.doors {
+        let meta = std::fs::metadata(&door.socket)
+            .map_err(|e| format!("door {}: {e}", door.socket.display()))?;
+        if std::fs::metadata(&door.covers)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+        {
+            continue; // two paths to one socket: bound once
+        }
+        bind(&door.socket, &door.covers)?;
+        masks.doors.push((meta.dev(), meta.ino()));
+    }
     let paths = hidden.existing();
     // Found before anything is masked: afterwards the paths resolve to the masks.
     let devices = blockdev::holding(&paths);
@@ -157,17 +169,6 @@ pub fn enter(plan: &Plan) -> Result<Masks, String> {
     for node in devices {
         mask_file(&node)?;
         masks.devices.push(node);
-    }
-    for door in &plan.doors {
-        let meta = std::fs::metadata(&door.socket)
-            .map_err(|e| format!("door {}: {e}", door.socket.display()))?;
-        if std::fs::metadata(&door.covers)
-            .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
-        {
-            continue; // two paths to one socket: bound once
-        }
-        bind(&door.socket, &door.covers)?;
-        masks.doors.push((meta.dev(), meta.ino()));
     }
     if plan.mask_sockets {
         for path in unmasked_sockets(&masks.doors) {
