@@ -8,6 +8,7 @@ mod cluster;
 mod configtest;
 mod containers;
 mod databases;
+mod docker;
 mod files;
 mod http;
 mod kubernetes;

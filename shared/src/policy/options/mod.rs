@@ -43,7 +43,7 @@ mod probe;
 mod tests;
 
 pub(crate) use judge::judge;
-pub(crate) use table::{Class, Table};
+pub(crate) use table::{Class, Effect, Table};
 pub(crate) use walk::{Walk, walk};
 
 use std::sync::LazyLock;
@@ -52,11 +52,13 @@ use std::sync::LazyLock;
 const SOURCES: &[(&str, &str)] = &[
     ("apt-mark", include_str!("../rules/apt-mark.toml")),
     ("curl", include_str!("../rules/curl.toml")),
+    ("docker", include_str!("../rules/docker.toml")),
     ("git", include_str!("../rules/git.toml")),
     ("gzip", include_str!("../rules/gzip.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
     ("kubectl", include_str!("../rules/kubectl.toml")),
     ("mdadm", include_str!("../rules/mdadm.toml")),
+    ("podman", include_str!("../rules/podman.toml")),
     ("psql", include_str!("../rules/psql.toml")),
     ("sgdisk", include_str!("../rules/sgdisk.toml")),
     ("systemctl", include_str!("../rules/systemctl.toml")),

@@ -40,7 +40,36 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
         &["rollout", "status"],
         &["kubectl", "rollout", "status", "--help"],
     ),
+    ("docker", &[], &["docker", "--help"]),
+    ("docker", &["ps"], &["docker", "ps", "--help"]),
+    ("docker", &["logs"], &["docker", "logs", "--help"]),
+    ("docker", &["inspect"], &["docker", "inspect", "--help"]),
+    ("docker", &["stats"], &["docker", "stats", "--help"]),
+    ("docker", &["events"], &["docker", "events", "--help"]),
+    ("docker", &["exec"], &["docker", "exec", "--help"]),
+    ("docker", &["save"], &["docker", "save", "--help"]),
+    ("docker", &["images"], &["docker", "images", "--help"]),
+    (
+        "docker",
+        &["system", "df"],
+        &["docker", "system", "df", "--help"],
+    ),
+    (
+        "docker",
+        &["swarm", "ca"],
+        &["docker", "swarm", "ca", "--help"],
+    ),
+    ("podman", &[], &["podman", "--help"]),
+    ("podman", &["ps"], &["podman", "ps", "--help"]),
+    ("podman", &["logs"], &["podman", "logs", "--help"]),
+    ("podman", &["exec"], &["podman", "exec", "--help"]),
+    ("podman", &["inspect"], &["podman", "inspect", "--help"]),
+    ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
 ];
+
+/// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
+/// after the name for an option that takes a value.
+const COBRA: &[&str] = &["docker", "podman", "helm"];
 
 /// Arities that differ from the help text on purpose, with why.
 const KNOWN: &[(&str, &str, &str)] = &[
@@ -82,7 +111,7 @@ fn is_placeholder(t: &str) -> bool {
 }
 
 /// Every option a help line shows: (short, long, argument form).
-fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
+fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Shown)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
@@ -136,7 +165,7 @@ fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
                     (Some(c), None) if short.is_none() && long.is_none() => short = Some(c),
                     _ => break,
                 }
-            } else if is_placeholder(tok) && shown == Shown::None {
+            } else if (cobra || is_placeholder(tok)) && shown == Shown::None {
                 shown = if tok.starts_with('[') {
                     Shown::Optional
                 } else {
@@ -190,7 +219,7 @@ fn arities_agree_with_the_installed_tools() {
             failures.push(format!("{tool}: no node {path:?}"));
             continue;
         };
-        let shown = parse_help(&text);
+        let shown = parse_help(&text, COBRA.contains(tool));
         let (mut checked, mut missing) = (0, Vec::new());
         for (short, long, form) in &shown {
             let Some(o) = find(n, *short, long.as_deref()) else {
