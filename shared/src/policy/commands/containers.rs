@@ -5,7 +5,8 @@ use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::super::word::Word;
-use super::{Cmd, by_subcommand};
+use super::Cmd;
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -19,62 +20,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
             _ => Verdict::unknown(format!("{} form not understood", cmd.name)),
         },
-        "helm" if helm_runs(cmd) => Verdict::write(
-            Risk::High,
-            "helm --post-renderer or --kubeconfig runs a program (a renderer, exec plugins)",
-        ),
-        "helm" => super::misc::by_words(
-            cmd,
-            &[
-                "list", "ls", "status", "get", "history", "show", "inspect", "version", "search",
-                "env", "template", "lint", "verify",
-            ],
-            &[
-                "install",
-                "upgrade",
-                "uninstall",
-                "delete",
-                "del",
-                "rollback",
-                "add",
-                "remove",
-                "rm",
-                "update",
-                "up",
-                "push",
-                "pull",
-                "fetch",
-                "package",
-                "create",
-                "build",
-                "login",
-                "logout",
-                "test",
-                "index",
-            ],
-            false,
-        ),
-        "crictl"
-            if cmd.args.first().and_then(|w| w.fixed()) == Some("logs")
-                && cmd
-                    .parse_args(
-                        &cmd.args[1..],
-                        Spec {
-                            exact_long: true,
-                            ..Spec::default()
-                        },
-                    )
-                    .flag('f', "follow") =>
-        {
-            Verdict::read("crictl logs only reads").unbounded(
-                UnboundedCategory::Stream,
-                Some(cmd.rebuilt_without("f", &["follow"], true, &[]).replacen(
-                    "crictl logs",
-                    "crictl logs --tail=200",
-                    1,
-                )),
-            )
-        }
+        "helm" => cmd.by_table("helm"),
         "stern" => {
             let p = cmd.parse(Spec {
                 exact_long: true,
@@ -89,42 +35,38 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 )
             }
         }
-        "crictl" => by_subcommand(
-            cmd,
-            Spec {
-                exact_long: true,
-                ..Spec::default()
-            },
-            &[
-                "ps",
-                "pods",
-                "images",
-                "img",
-                "inspect",
-                "inspecti",
-                "inspectp",
-                "logs",
-                "stats",
-                "statsp",
-                "info",
-                "version",
-                "imagefsinfo",
-            ],
-            false,
-        ),
+        "crictl" => crictl(cmd),
         _ => return None,
     };
     Some(v)
 }
 
-/// helm (Go flags, written in full) options that run a program.
-fn helm_runs(cmd: &Cmd<'_>) -> bool {
-    let p = cmd.parse(Spec {
-        long_values: &["post-renderer", "kubeconfig"],
-        exact_long: true,
-        ..Spec::default()
-    });
-    p.long("post-renderer") || p.long("kubeconfig")
+/// crictl: `rules/crictl.toml` finds the command and checks every option; `logs -f` and
+/// `stats --watch` are reads that do not end.
+fn crictl(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("crictl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("crictl", &w);
+    if v.is_write() {
+        return v;
+    }
+    match w.path.first().map(String::as_str) {
+        Some("logs") if w.has("follow") => {
+            let rewrite = cmd.rebuilt_without("f", &["follow"], true, &[]).replacen(
+                "crictl logs",
+                "crictl logs --tail=200",
+                1,
+            );
+            v.because("crictl logs -f follows forever")
+                .unbounded(UnboundedCategory::Stream, Some(rewrite))
+        }
+        Some("stats" | "statsp") if w.has("watch") => v
+            .because("crictl stats --watch repeats forever")
+            .unbounded(UnboundedCategory::Stream, None),
+        _ => v,
+    }
 }
 
 pub(super) fn is_tty_flag(w: &Word) -> bool {

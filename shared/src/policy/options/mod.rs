@@ -51,10 +51,12 @@ use std::sync::LazyLock;
 /// Every table, by file name. A new table is one line here and one file in `rules/`.
 const SOURCES: &[(&str, &str)] = &[
     ("apt-mark", include_str!("../rules/apt-mark.toml")),
+    ("crictl", include_str!("../rules/crictl.toml")),
     ("curl", include_str!("../rules/curl.toml")),
     ("docker", include_str!("../rules/docker.toml")),
     ("git", include_str!("../rules/git.toml")),
     ("gzip", include_str!("../rules/gzip.toml")),
+    ("helm", include_str!("../rules/helm.toml")),
     ("journalctl", include_str!("../rules/journalctl.toml")),
     ("kubectl", include_str!("../rules/kubectl.toml")),
     ("mdadm", include_str!("../rules/mdadm.toml")),
