@@ -17,6 +17,7 @@ mod network;
 mod packages;
 mod proxmox;
 mod redis;
+mod report_only;
 mod sed;
 mod shell;
 mod sql;
