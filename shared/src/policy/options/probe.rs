@@ -59,6 +59,27 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
         &["swarm", "ca"],
         &["docker", "swarm", "ca", "--help"],
     ),
+    ("git", &["ls-files"], &["git", "ls-files", "-h"]),
+    ("git", &["ls-tree"], &["git", "ls-tree", "-h"]),
+    ("git", &["ls-remote"], &["git", "ls-remote", "-h"]),
+    ("git", &["cat-file"], &["git", "cat-file", "-h"]),
+    ("git", &["describe"], &["git", "describe", "-h"]),
+    ("git", &["grep"], &["git", "grep", "-h"]),
+    ("git", &["for-each-ref"], &["git", "for-each-ref", "-h"]),
+    ("git", &["show-ref"], &["git", "show-ref", "-h"]),
+    ("git", &["archive"], &["git", "archive", "-h"]),
+    ("git", &["fsck"], &["git", "fsck", "-h"]),
+    ("git", &["help"], &["git", "help", "-h"]),
+    ("git", &["branch"], &["git", "branch", "-h"]),
+    ("git", &["tag"], &["git", "tag", "-h"]),
+    ("git", &["blame"], &["git", "blame", "-h"]),
+    ("git", &["shortlog"], &["git", "shortlog", "-h"]),
+    ("git", &["count-objects"], &["git", "count-objects", "-h"]),
+    ("git", &["name-rev"], &["git", "name-rev", "-h"]),
+    ("git", &["merge-base"], &["git", "merge-base", "-h"]),
+    ("git", &["check-ignore"], &["git", "check-ignore", "-h"]),
+    ("git", &["cherry"], &["git", "cherry", "-h"]),
+    ("git", &["show-branch"], &["git", "show-branch", "-h"]),
     ("podman", &[], &["podman", "--help"]),
     ("podman", &["ps"], &["podman", "ps", "--help"]),
     ("podman", &["logs"], &["podman", "logs", "--help"]),
@@ -144,6 +165,8 @@ fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Sho
         let (mut short, mut long, mut shown) = (None, None, Shown::None);
         for tok in head.split_whitespace() {
             if let Some(l) = tok.strip_prefix("--") {
+                // git 2.4x: `--[no-]cached` is `--cached` (and its negation).
+                let l = l.strip_prefix("[no-]").unwrap_or(l);
                 let (name, arg) = match l.find(['=', '[']) {
                     Some(i) => (&l[..i], &l[i..]),
                     None => (l, ""),
