@@ -86,6 +86,7 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("tcpdump", &[include_str!("../rules/tcpdump.toml")]),
     ("uniq", &[include_str!("../rules/uniq.toml")]),
     ("watch", &[include_str!("../rules/watch.toml")]),
+    ("wget", &[include_str!("../rules/wget.toml")]),
     ("xargs", &[include_str!("../rules/xargs.toml")]),
     ("xz", &[include_str!("../rules/xz.toml")]),
     ("zstd", &[include_str!("../rules/zstd.toml")]),

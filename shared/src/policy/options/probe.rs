@@ -80,6 +80,7 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("git", &["check-ignore"], &["git", "check-ignore", "-h"]),
     ("git", &["cherry"], &["git", "cherry", "-h"]),
     ("git", &["show-branch"], &["git", "show-branch", "-h"]),
+    ("wget", &[], &["wget", "--help"]),
     ("podman", &[], &["podman", "--help"]),
     ("podman", &["ps"], &["podman", "ps", "--help"]),
     ("podman", &["logs"], &["podman", "logs", "--help"]),
@@ -110,6 +111,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("kubectl", "dry-run", "pflag NoOptDefVal"),
     ("kubectl", "validate", "pflag NoOptDefVal"),
     ("kubectl", "cascade", "pflag NoOptDefVal"),
+    // wget's help shows `--hsts-file` bare; its option table (OPT_VALUE) takes a FILE.
+    ("wget", "hsts-file", "help omits the value"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
