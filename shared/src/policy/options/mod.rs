@@ -75,8 +75,12 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("journalctl", &[include_str!("../rules/journalctl.toml")]),
     ("kubectl", &[include_str!("../rules/kubectl.toml")]),
     ("mdadm", &[include_str!("../rules/mdadm.toml")]),
+    ("mysql", &[include_str!("../rules/mysql.toml")]),
+    ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
+    ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
     ("podman", &[include_str!("../rules/podman.toml")]),
     ("psql", &[include_str!("../rules/psql.toml")]),
+    ("redis-cli", &[include_str!("../rules/redis-cli.toml")]),
     ("sgdisk", &[include_str!("../rules/sgdisk.toml")]),
     ("systemctl", &[include_str!("../rules/systemctl.toml")]),
     (

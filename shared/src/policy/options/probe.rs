@@ -81,6 +81,10 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("git", &["cherry"], &["git", "cherry", "-h"]),
     ("git", &["show-branch"], &["git", "show-branch", "-h"]),
     ("wget", &[], &["wget", "--help"]),
+    ("pg_dump", &[], &["pg_dump", "--help"]),
+    ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
+    ("mysql", &[], &["mysql", "--help"]),
+    ("redis-cli", &[], &["redis-cli", "--help"]),
     ("podman", &[], &["podman", "--help"]),
     ("podman", &["ps"], &["podman", "ps", "--help"]),
     ("podman", &["logs"], &["podman", "logs", "--help"]),
@@ -113,6 +117,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("kubectl", "cascade", "pflag NoOptDefVal"),
     // wget's help shows `--hsts-file` bare; its option table (OPT_VALUE) takes a FILE.
     ("wget", "hsts-file", "help omits the value"),
+    // redis-cli's help shows `-X` bare; its parser takes the tag that follows.
+    ("redis-cli", "X", "help omits the tag"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
@@ -139,7 +145,9 @@ fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Sho
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
-        if !t.starts_with('-') || line.len() == t.len() {
+        // Option lines are indented a little; a deeply indented one continues a
+        // description (`-i to change the interval`).
+        if !t.starts_with('-') || line.len() == t.len() || line.len() - t.len() > 12 {
             continue;
         }
         // kubectl (pflag): `-o, --output='':`, a flag when its default is a boolean.
