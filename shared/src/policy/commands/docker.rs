@@ -11,10 +11,21 @@ use crate::policy::types::{Risk, UnboundedCategory};
 use crate::policy::verdict::Verdict;
 use crate::policy::word::{Word, join_src};
 
-/// podman: its own table (`rules/podman.toml`, global options persistent), the same
-/// finishing as docker's.
+/// podman: its own table (`rules/podman.toml`, global options persistent) finds the
+/// verb and the options that write or run programs. But podman itself is the engine: every
+/// command opens its storage, lock files and state database read-write, and creates them
+/// on first use (the write oracle saw `/var/lib/containers/storage/…`, `bolt_state.db`
+/// and `/etc/cni/net.d/cni.lock` appear for `podman images`), so no form is a read.
 pub(super) fn podman(cmd: &Cmd<'_>) -> Verdict {
-    docker(cmd)
+    let v = docker(cmd);
+    if v.is_write() {
+        return v;
+    }
+    Verdict::unknown(format!(
+        "{}: podman opens (and on first use creates) its storage, locks and state \
+         database read-write, so even a listing writes",
+        cmd.name
+    ))
 }
 
 /// docker, nerdctl and podman, each with its table.
