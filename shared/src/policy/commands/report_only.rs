@@ -9,6 +9,9 @@
 //! decides (code to run, a write).
 
 /// (programs, the single arguments that only report). A program not listed has none.
+/// The JVM tools (java, jshell, groovy, scala) have none: the JVM creates
+/// `/tmp/hsperfdata_USER` at start-up, and jshell writes its preferences under `~/.java`
+/// (the write oracle saw both for `java -version` and `jshell --version`).
 const REPORTS: &[(&[&str], &[&str])] = &[
     (
         &["python", "python2", "python3"],
@@ -30,13 +33,6 @@ const REPORTS: &[(&[&str], &[&str])] = &[
         &["pwsh"],
         &["-v", "-Version", "--version", "-h", "-Help", "--help"],
     ),
-    (&["jshell"], &["--version", "--help", "-h"]),
-    (
-        &["java"],
-        &["--version", "-version", "--help", "-help", "-h"],
-    ),
-    (&["groovy"], &["-v", "--version", "-h", "--help"]),
-    (&["scala"], &["--version", "-version", "--help", "-help"]),
     (&["julia"], &["-v", "--version", "-h", "--help"]),
     (&["guile"], &["-v", "--version", "-h", "--help"]),
     (&["sbcl"], &["--version", "--help"]),
