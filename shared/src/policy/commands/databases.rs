@@ -1,7 +1,7 @@
 //! Database clients: sqlite3, psql, mysql/mariadb, mysqladmin, pg_dump, redis-cli.
 //! Their SQL or commands are inspected; a bare client is an interactive shell.
 
-use super::super::args::{Opt, Spec, long_matches};
+use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::sql::{Flavor, sql_writes};
@@ -45,14 +45,11 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::write(Risk::High, "mysqladmin changes the server")
             }
         }
+        // The dump goes to standard output unless -f names a file (their tables).
         "pg_dump" | "pg_dumpall" => {
-            let p = cmd.parse(Spec {
-                short_values: "fdhpUnNtTEFZ",
-                long_values: &["file"],
-                ..Spec::default()
-            });
-            if p.flag('f', "file") {
-                Verdict::write(Risk::Low, format!("{} -f writes a file", cmd.name))
+            let v = cmd.by_table(cmd.name);
+            if v.is_write() {
+                v
             } else {
                 Verdict::read(format!("{} writes the dump to standard output", cmd.name))
             }
@@ -258,59 +255,25 @@ fn psql_meta_writes(meta: &str) -> Option<String> {
     }
 }
 
+/// mysql/mariadb: `rules/mysql.toml` checks every option; each `-e` text is inspected.
 fn mysql(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "eDhPSuUWOc",
-        long_values: &[
-            "execute",
-            "database",
-            "host",
-            "port",
-            "socket",
-            "user",
-            "init-command",
-            "tee",
-            "pager",
-            "defaults-file",
-            "defaults-extra-file",
-            "login-path",
-            "default-character-set",
-            "connect-timeout",
-            "delimiter",
-        ],
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
+    let w = match cmd.walk(cmd.name) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
     }
-    for w in [
-        "init-command",
-        "tee",
-        "pager",
-        "defaults-file",
-        "defaults-extra-file",
-        "local-infile",
-        "load-data-local-dir",
-        "plugin-dir",
-    ] {
-        if p.long(w) {
-            return Verdict::write(
-                Risk::High,
-                format!("{} --{w} runs commands or writes files", cmd.name),
-            );
+    let mut sql: Vec<String> = Vec::new();
+    for occ in w.all("execute") {
+        match occ.fixed() {
+            Some(s) => sql.push(s.to_owned()),
+            None => return cmd.dynamic_write(),
         }
     }
-    let sql: Vec<String> = p
-        .opts
-        .iter()
-        .filter_map(|o| match o {
-            Opt::Short('e', v) => v.clone(),
-            Opt::Long(l, v) if long_matches(l, "execute") => v.clone(),
-            _ => None,
-        })
-        .collect();
     if sql.is_empty() {
-        if p.long("version") || p.short('V') || p.long("help") {
+        if w.has("version") || w.has("help") || w.has("I") || w.has("print-defaults") {
             return Verdict::read(format!("{} --version only reports", cmd.name));
         }
         return Verdict::write(

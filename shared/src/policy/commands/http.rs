@@ -1,6 +1,5 @@
 //! HTTP clients: curl and wget are reads only for GET/HEAD to standard output.
 
-use super::super::args::Spec;
 use super::super::types::Risk;
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -54,98 +53,8 @@ pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
     Verdict::read("curl GET to standard output only reads")
 }
 
-/// wget is a read only when it writes the page to standard output.
+/// wget is a read only when it writes the page to standard output (or only checks it):
+/// `rules/wget.toml` declares every option and what it writes.
 pub(super) fn wget(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "OoaPeiBtTwUYQlADRIXH",
-        long_values: &[
-            "output-document",
-            "output-file",
-            "rejected-log",
-            "hsts-file",
-            "use-askpass",
-            "config",
-            "append-output",
-            "directory-prefix",
-            "post-data",
-            "post-file",
-            "body-data",
-            "body-file",
-            "method",
-            "header",
-            "user-agent",
-            "execute",
-            "input-file",
-            "tries",
-            "timeout",
-            "user",
-            "password",
-            "level",
-            "accept",
-            "reject",
-            "domains",
-            "load-cookies",
-            "save-cookies",
-            "ca-certificate",
-            "certificate",
-            "private-key",
-        ],
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    for w in [
-        "post-data",
-        "post-file",
-        "body-data",
-        "body-file",
-        "save-cookies",
-        "execute",
-        "input-file",
-        "warc-file",
-        "save-headers",
-        "backups",
-        "rejected-log",
-        "hsts-file",
-        "use-askpass",
-        "config",
-    ] {
-        if p.long(w) {
-            return Verdict::write(
-                Risk::Medium,
-                format!("wget --{w} sends data or writes files"),
-            );
-        }
-    }
-    if p.flag('r', "recursive") || p.flag('m', "mirror") {
-        return Verdict::write(
-            Risk::Medium,
-            "wget -r saves pages to follow their links, even with --spider",
-        );
-    }
-    if p.short('e') || p.short('i') {
-        return Verdict::write(Risk::Medium, "wget -e/-i runs commands or reads a URL list");
-    }
-    if let Some(m) = p.value(None, "method")
-        && !matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD")
-    {
-        return Verdict::write(
-            Risk::Medium,
-            format!("wget --method {m} changes remote state"),
-        );
-    }
-    if p.flag('o', "output-file") || p.flag('a', "append-output") {
-        return Verdict::write(Risk::Low, "wget -o writes a log file");
-    }
-    if p.long("spider") {
-        return Verdict::read("wget --spider only checks");
-    }
-    match p.value(Some('O'), "output-document") {
-        Some("-" | "/dev/null" | "/dev/stdout") => {
-            Verdict::read("wget -O - writes to standard output only")
-        }
-        Some(f) => Verdict::write(Risk::Medium, format!("wget -O writes {f}")),
-        None => Verdict::write(Risk::Medium, "wget saves the download to a file"),
-    }
+    cmd.by_table("wget")
 }

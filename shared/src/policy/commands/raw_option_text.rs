@@ -24,11 +24,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // Tools that parse their own options, in full, without getopt.
     (
         "containers.rs",
-        "if !t.starts_with('-')",
-        "docker's global options: exact (cobra), walked to find the subcommand",
-    ),
-    (
-        "containers.rs",
         "w.text.as_str(),",
         "is_tty_flag: docker/kubectl -it, exact (cobra); decides a rewrite and a terminal need",
     ),

@@ -1,9 +1,9 @@
 //! redis-cli: classified by the Redis command it sends.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
+use crate::policy::options::judge;
 
 /// Read-only Redis commands (first word; two-word containers are checked below).
 const READS: &[&str] = &[
@@ -189,57 +189,21 @@ fn sub_reads(cmd: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// redis-cli: `rules/redis-cli.toml` checks every option (up to the command, where
+/// redis-cli stops reading them); `--cluster SUB`, the modes and the command are here.
 pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "hpsaunridDec",
-        long_values: &[
-            "user",
-            "pass",
-            "sni",
-            "cacert",
-            "cacertdir",
-            "cert",
-            "key",
-            "tls-ciphers",
-            "tls-ciphersuites",
-            "rdb",
-            "functions-rdb",
-            "eval",
-            "pattern",
-            "count",
-            "quoted-pattern",
-            "memkeys-samples",
-            "intrinsic-latency",
-            "cluster",
-            "lru-test",
-            "i",
-        ],
-        ..Spec::default()
-    });
-    if p.dynamic {
-        return cmd.dynamic_write();
+    let w = match cmd.walk("redis-cli") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
     }
-    for (long, why) in [
-        ("eval", "runs a Lua script file"),
-        ("pipe", "sends raw protocol from input"),
-        ("rdb", "writes an RDB file"),
-        ("functions-rdb", "writes an RDB file"),
-        ("ldb", "debugs Lua scripts"),
-        ("ldb-sync-mode", "debugs Lua scripts"),
-        ("replica", "acts as a replica"),
-        ("lru-test", "writes test keys"),
-    ] {
-        if p.long(long) {
-            return Verdict::write(Risk::High, format!("redis-cli --{long} {why}"));
-        }
-    }
-    if p.short('x') {
-        return Verdict::write(
-            Risk::Medium,
-            "redis-cli -x takes the last argument from input we cannot see",
-        );
-    }
-    if let Some(c) = p.value(None, "cluster") {
+    if let Some(c) = w.all("cluster").last().map(|o| o.fixed()) {
+        let Some(c) = c else {
+            return cmd.dynamic_write();
+        };
         return if matches!(c.to_ascii_lowercase().as_str(), "check" | "info" | "help") {
             Verdict::read("redis-cli --cluster check only reads")
         } else {
@@ -249,28 +213,30 @@ pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
             )
         };
     }
-    if p.long("stat") || p.long("latency") || p.long("latency-history") || p.long("latency-dist") {
+    if ["stat", "latency", "latency-history", "latency-dist"]
+        .iter()
+        .any(|id| w.has(id))
+    {
         return Verdict::read("redis-cli statistics only read")
             .unbounded(UnboundedCategory::Stream, None);
     }
-    if p.long("bigkeys")
-        || p.long("memkeys")
-        || p.long("hotkeys")
-        || p.long("keystats")
-        || p.long("scan")
-        || p.long("intrinsic-latency")
+    if ["bigkeys", "memkeys", "hotkeys", "scan", "intrinsic-latency"]
+        .iter()
+        .any(|id| w.has(id))
     {
         return Verdict::read("redis-cli key scan only reads");
     }
-    let repeat_forever = p
-        .value(Some('r'), "repeat")
-        .is_some_and(|r| r.parse::<i64>().is_ok_and(|n| n < 0));
-    let words: Vec<String> = p
-        .positionals
-        .iter()
-        .filter_map(|w| w.fixed())
-        .map(str::to_owned)
-        .collect();
+    let repeat_forever = w.all("r").any(|o| {
+        o.fixed()
+            .is_none_or(|r| r.parse::<i64>().is_ok_and(|n| n < 0))
+    });
+    let mut words: Vec<String> = Vec::new();
+    for (_, word) in &w.operands {
+        match word.fixed() {
+            Some(t) => words.push(t.to_owned()),
+            None => return cmd.dynamic_write(),
+        }
+    }
     let Some(first) = words.first() else {
         return Verdict::write(Risk::Medium, "bare redis-cli is an interactive shell")
             .unbounded(UnboundedCategory::Repl, None);

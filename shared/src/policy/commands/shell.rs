@@ -354,9 +354,9 @@ fn interpreter(cmd: &Cmd<'_>) -> Verdict {
             format!("bare {} is an interactive interpreter", cmd.name),
         )
         .unbounded(UnboundedCategory::Repl, None),
-        Some("--version" | "-V" | "-v" | "--help" | "-h") if cmd.args.len() == 1 => Verdict::read(
-            format!("{} {} only reports", cmd.name, first.unwrap_or_default()),
-        ),
+        Some(t) if super::report_only::proved(cmd.name, cmd.args) => {
+            Verdict::read(format!("{} {t} only reports", cmd.name))
+        }
         Some("-m") if cmd.name.starts_with("python") => {
             let module = cmd.args.get(1).and_then(|w| w.fixed());
             let files = cmd.args.len().saturating_sub(2);
@@ -383,8 +383,7 @@ fn repl(cmd: &Cmd<'_>) -> Verdict {
     if cmd.args.is_empty() {
         Verdict::write(Risk::Medium, format!("bare {} is interactive", cmd.name))
             .unbounded(UnboundedCategory::Repl, None)
-    } else if cmd.args.len() == 1 && matches!(cmd.args[0].fixed(), Some("--version" | "-v" | "-V"))
-    {
+    } else if super::report_only::proved(cmd.name, cmd.args) {
         Verdict::read(format!("{} only reports its version", cmd.name))
     } else {
         Verdict::unknown(format!("{} runs interactive commands", cmd.name))

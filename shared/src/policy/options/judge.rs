@@ -61,6 +61,20 @@ pub(crate) fn judge(tool: &str, w: &Walk<'_, '_>) -> Verdict {
             ),
         );
     }
+    if !w.operands.is_empty()
+        && !node.operands_need_one_of.is_empty()
+        && !node.operands_need_one_of.iter().any(|id| w.has(id))
+    {
+        return Verdict::write(
+            if node.high { Risk::High } else { Risk::Medium },
+            format!(
+                "{path} with an operand and no listing option {}",
+                node.why
+                    .as_deref()
+                    .unwrap_or("creates what the operand names")
+            ),
+        );
+    }
     if let Some(max) = node.max_operands {
         let many = w
             .operands

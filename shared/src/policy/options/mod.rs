@@ -43,40 +43,66 @@ mod probe;
 mod tests;
 
 pub(crate) use judge::judge;
-pub(crate) use table::{Class, Table};
+pub(crate) use table::{Class, Effect, Table};
 pub(crate) use walk::{Walk, walk};
 
 use std::sync::LazyLock;
 
-/// Every table, by file name. A new table is one line here and one file in `rules/`.
-const SOURCES: &[(&str, &str)] = &[
-    ("apt-mark", include_str!("../rules/apt-mark.toml")),
-    ("curl", include_str!("../rules/curl.toml")),
-    ("git", include_str!("../rules/git.toml")),
-    ("gzip", include_str!("../rules/gzip.toml")),
-    ("journalctl", include_str!("../rules/journalctl.toml")),
-    ("kubectl", include_str!("../rules/kubectl.toml")),
-    ("mdadm", include_str!("../rules/mdadm.toml")),
-    ("psql", include_str!("../rules/psql.toml")),
-    ("sgdisk", include_str!("../rules/sgdisk.toml")),
-    ("systemctl", include_str!("../rules/systemctl.toml")),
+/// Every table, by file name: the parts of one table (a long one is split into files of
+/// `[sub.…]` sections, read as one text). A new table is one line here and its files in
+/// `rules/`.
+const SOURCES: &[(&str, &[&str])] = &[
+    ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
+    ("crictl", &[include_str!("../rules/crictl.toml")]),
+    ("curl", &[include_str!("../rules/curl.toml")]),
+    (
+        "docker",
+        &[
+            include_str!("../rules/docker.toml"),
+            include_str!("../rules/docker-objects.toml"),
+        ],
+    ),
+    (
+        "git",
+        &[
+            include_str!("../rules/git.toml"),
+            include_str!("../rules/git-more.toml"),
+            include_str!("../rules/git-history.toml"),
+        ],
+    ),
+    ("gzip", &[include_str!("../rules/gzip.toml")]),
+    ("helm", &[include_str!("../rules/helm.toml")]),
+    ("journalctl", &[include_str!("../rules/journalctl.toml")]),
+    ("kubectl", &[include_str!("../rules/kubectl.toml")]),
+    ("mdadm", &[include_str!("../rules/mdadm.toml")]),
+    ("mysql", &[include_str!("../rules/mysql.toml")]),
+    ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
+    ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
+    ("podman", &[include_str!("../rules/podman.toml")]),
+    ("psql", &[include_str!("../rules/psql.toml")]),
+    ("redis-cli", &[include_str!("../rules/redis-cli.toml")]),
+    ("sgdisk", &[include_str!("../rules/sgdisk.toml")]),
+    ("systemctl", &[include_str!("../rules/systemctl.toml")]),
     (
         "systemd-analyze",
-        include_str!("../rules/systemd-analyze.toml"),
+        &[include_str!("../rules/systemd-analyze.toml")],
     ),
-    ("tcpdump", include_str!("../rules/tcpdump.toml")),
-    ("uniq", include_str!("../rules/uniq.toml")),
-    ("watch", include_str!("../rules/watch.toml")),
-    ("xargs", include_str!("../rules/xargs.toml")),
-    ("xz", include_str!("../rules/xz.toml")),
-    ("zstd", include_str!("../rules/zstd.toml")),
+    ("tcpdump", &[include_str!("../rules/tcpdump.toml")]),
+    ("uniq", &[include_str!("../rules/uniq.toml")]),
+    ("watch", &[include_str!("../rules/watch.toml")]),
+    ("wget", &[include_str!("../rules/wget.toml")]),
+    ("xargs", &[include_str!("../rules/xargs.toml")]),
+    ("xz", &[include_str!("../rules/xz.toml")]),
+    ("zstd", &[include_str!("../rules/zstd.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
 static TABLES: LazyLock<Vec<Result<Table, String>>> = LazyLock::new(|| {
     SOURCES
         .iter()
-        .map(|(file, src)| Table::parse(src).map_err(|e| format!("rules/{file}.toml: {e}")))
+        .map(|(file, parts)| {
+            Table::parse(&parts.concat()).map_err(|e| format!("rules/{file}.toml: {e}"))
+        })
         .collect()
 });
 
@@ -86,9 +112,11 @@ pub(crate) fn table(program: &str) -> Option<Result<&'static Table, &'static str
     SOURCES
         .iter()
         .zip(TABLES.iter())
-        .find_map(|((_, src), t)| match t {
+        .find_map(|((_, parts), t)| match t {
             Ok(t) if t.tools.iter().any(|n| n == program) => Some(Ok(t)),
-            Err(e) if src_names(src, program) => Some(Err(e.as_str())),
+            Err(e) if parts.first().is_some_and(|src| src_names(src, program)) => {
+                Some(Err(e.as_str()))
+            }
             _ => None,
         })
 }

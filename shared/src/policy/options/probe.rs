@@ -40,7 +40,62 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
         &["rollout", "status"],
         &["kubectl", "rollout", "status", "--help"],
     ),
+    ("docker", &[], &["docker", "--help"]),
+    ("docker", &["ps"], &["docker", "ps", "--help"]),
+    ("docker", &["logs"], &["docker", "logs", "--help"]),
+    ("docker", &["inspect"], &["docker", "inspect", "--help"]),
+    ("docker", &["stats"], &["docker", "stats", "--help"]),
+    ("docker", &["events"], &["docker", "events", "--help"]),
+    ("docker", &["exec"], &["docker", "exec", "--help"]),
+    ("docker", &["save"], &["docker", "save", "--help"]),
+    ("docker", &["images"], &["docker", "images", "--help"]),
+    (
+        "docker",
+        &["system", "df"],
+        &["docker", "system", "df", "--help"],
+    ),
+    (
+        "docker",
+        &["swarm", "ca"],
+        &["docker", "swarm", "ca", "--help"],
+    ),
+    ("git", &["ls-files"], &["git", "ls-files", "-h"]),
+    ("git", &["ls-tree"], &["git", "ls-tree", "-h"]),
+    ("git", &["ls-remote"], &["git", "ls-remote", "-h"]),
+    ("git", &["cat-file"], &["git", "cat-file", "-h"]),
+    ("git", &["describe"], &["git", "describe", "-h"]),
+    ("git", &["grep"], &["git", "grep", "-h"]),
+    ("git", &["for-each-ref"], &["git", "for-each-ref", "-h"]),
+    ("git", &["show-ref"], &["git", "show-ref", "-h"]),
+    ("git", &["archive"], &["git", "archive", "-h"]),
+    ("git", &["fsck"], &["git", "fsck", "-h"]),
+    ("git", &["help"], &["git", "help", "-h"]),
+    ("git", &["branch"], &["git", "branch", "-h"]),
+    ("git", &["tag"], &["git", "tag", "-h"]),
+    ("git", &["blame"], &["git", "blame", "-h"]),
+    ("git", &["shortlog"], &["git", "shortlog", "-h"]),
+    ("git", &["count-objects"], &["git", "count-objects", "-h"]),
+    ("git", &["name-rev"], &["git", "name-rev", "-h"]),
+    ("git", &["merge-base"], &["git", "merge-base", "-h"]),
+    ("git", &["check-ignore"], &["git", "check-ignore", "-h"]),
+    ("git", &["cherry"], &["git", "cherry", "-h"]),
+    ("git", &["show-branch"], &["git", "show-branch", "-h"]),
+    ("wget", &[], &["wget", "--help"]),
+    ("pg_dump", &[], &["pg_dump", "--help"]),
+    ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
+    ("mysql", &[], &["mysql", "--help"]),
+    ("redis-cli", &[], &["redis-cli", "--help"]),
+    ("podman", &[], &["podman", "--help"]),
+    ("podman", &["ps"], &["podman", "ps", "--help"]),
+    ("podman", &["logs"], &["podman", "logs", "--help"]),
+    ("podman", &["exec"], &["podman", "exec", "--help"]),
+    ("podman", &["inspect"], &["podman", "inspect", "--help"]),
+    ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
 ];
+
+/// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
+/// after the name for an option that takes a value.
+const COBRA: &[&str] = &["docker", "podman", "helm"];
 
 /// Arities that differ from the help text on purpose, with why.
 const KNOWN: &[(&str, &str, &str)] = &[
@@ -60,6 +115,10 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("kubectl", "dry-run", "pflag NoOptDefVal"),
     ("kubectl", "validate", "pflag NoOptDefVal"),
     ("kubectl", "cascade", "pflag NoOptDefVal"),
+    // wget's help shows `--hsts-file` bare; its option table (OPT_VALUE) takes a FILE.
+    ("wget", "hsts-file", "help omits the value"),
+    // redis-cli's help shows `-X` bare; its parser takes the tag that follows.
+    ("redis-cli", "X", "help omits the tag"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
@@ -82,11 +141,13 @@ fn is_placeholder(t: &str) -> bool {
 }
 
 /// Every option a help line shows: (short, long, argument form).
-fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
+fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Shown)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
-        if !t.starts_with('-') || line.len() == t.len() {
+        // Option lines are indented a little; a deeply indented one continues a
+        // description (`-i to change the interval`).
+        if !t.starts_with('-') || line.len() == t.len() || line.len() - t.len() > 12 {
             continue;
         }
         // kubectl (pflag): `-o, --output='':`, a flag when its default is a boolean.
@@ -115,6 +176,8 @@ fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
         let (mut short, mut long, mut shown) = (None, None, Shown::None);
         for tok in head.split_whitespace() {
             if let Some(l) = tok.strip_prefix("--") {
+                // git 2.4x: `--[no-]cached` is `--cached` (and its negation).
+                let l = l.strip_prefix("[no-]").unwrap_or(l);
                 let (name, arg) = match l.find(['=', '[']) {
                     Some(i) => (&l[..i], &l[i..]),
                     None => (l, ""),
@@ -136,7 +199,7 @@ fn parse_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
                     (Some(c), None) if short.is_none() && long.is_none() => short = Some(c),
                     _ => break,
                 }
-            } else if is_placeholder(tok) && shown == Shown::None {
+            } else if (cobra || is_placeholder(tok)) && shown == Shown::None {
                 shown = if tok.starts_with('[') {
                     Shown::Optional
                 } else {
@@ -190,7 +253,7 @@ fn arities_agree_with_the_installed_tools() {
             failures.push(format!("{tool}: no node {path:?}"));
             continue;
         };
-        let shown = parse_help(&text);
+        let shown = parse_help(&text, COBRA.contains(tool));
         let (mut checked, mut missing) = (0, Vec::new());
         for (short, long, form) in &shown {
             let Some(o) = find(n, *short, long.as_deref()) else {

@@ -86,8 +86,13 @@ pub(crate) struct Node {
     pub stop_at_operand: bool,
     pub needs_one_of: Vec<String>,
     pub max_operands: Option<usize>,
+    /// Operands are only read with one of these options (`git branch -l PATTERN`); without
+    /// one they name something the command creates (`git branch NEW`).
+    pub operands_need_one_of: Vec<String>,
     /// The class when this node has subcommands and none is given.
     pub no_sub: Class,
+    /// A subcommand (path from the root) whose options this node also accepts.
+    pub like: Option<String>,
 }
 
 /// A whole table: the program names and the root node.
@@ -148,9 +153,12 @@ struct RawNode {
     needs_one_of: Vec<String>,
     max_operands: Option<usize>,
     #[serde(default)]
+    operands_need_one_of: Vec<String>,
+    #[serde(default)]
     no_sub: Class,
     #[serde(default)]
     aliases: Vec<String>,
+    like: Option<String>,
 }
 
 impl Table {
@@ -166,7 +174,9 @@ impl Table {
             bundle: true,
             ..Node::default()
         };
-        let root = compile(raw, &defaults, true)?;
+        let mut root = compile(raw, &defaults, true)?;
+        let lookup = root.clone();
+        resolve_like(&mut root, &lookup)?;
         Ok(Table { tools, root })
     }
 }
@@ -198,7 +208,9 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
         stop_at_operand: raw.stop_at_operand.unwrap_or(false),
         needs_one_of: raw.needs_one_of,
         max_operands: raw.max_operands,
+        operands_need_one_of: raw.operands_need_one_of,
         no_sub: raw.no_sub,
+        like: raw.like,
     };
     for (list, arity) in [
         (raw.flags, Arity::None),
@@ -236,12 +248,44 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
             }
         }
     }
-    for id in &node.needs_one_of {
+    for id in node.needs_one_of.iter().chain(&node.operands_need_one_of) {
         if !node.opts.iter().any(|o| &o.id == id) {
             return Err(format!("needs_one_of names {id}, not an option here"));
         }
     }
     Ok(node)
+}
+
+/// Adds to every node with `like = "PATH"` the options of the subcommand at PATH (words
+/// from the root), less the names it declares itself: its own declaration wins (`git
+/// blame -L` is not `git log -L`; `git stash show -u` is not log's `-u`, `-p` still is).
+fn resolve_like(node: &mut Node, root: &Node) -> Result<(), String> {
+    if let Some(path) = node.like.take() {
+        let from = path
+            .split_whitespace()
+            .try_fold(root, |n, p| n.subs.get(p))
+            .ok_or_else(|| format!("like names {path:?}, not a subcommand"))?;
+        if from.like.is_some() {
+            return Err(format!("like names {path:?}, which is itself like another"));
+        }
+        // An option of PATH keeps only the names this node does not declare itself.
+        let mut extra = Vec::new();
+        for o in &from.opts {
+            let mut o = o.clone();
+            o.shorts
+                .retain(|c| !node.opts.iter().any(|m| m.shorts.contains(c)));
+            o.longs
+                .retain(|l| !node.opts.iter().any(|m| m.longs.contains(l)));
+            if !o.shorts.is_empty() || !o.longs.is_empty() {
+                extra.push(o);
+            }
+        }
+        node.opts.extend(extra);
+    }
+    for sub in node.subs.values_mut() {
+        resolve_like(sub, root)?;
+    }
+    Ok(())
 }
 
 /// A subcommand from a `reads`/`writes` list: no options of its own.

@@ -5,8 +5,8 @@ use crate::policy::word::Word;
 
 #[test]
 fn every_table_loads() {
-    for (file, src) in SOURCES {
-        if let Err(e) = Table::parse(src) {
+    for (file, parts) in SOURCES {
+        if let Err(e) = Table::parse(&parts.concat()) {
             panic!("rules/{file}.toml is malformed: {e}");
         }
     }
@@ -78,10 +78,33 @@ fn double_dash_ends_options() {
 
 #[test]
 fn every_named_program_has_its_table() {
-    for (file, src) in SOURCES {
-        let t = Table::parse(src).unwrap();
+    for (file, parts) in SOURCES {
+        let t = Table::parse(&parts.concat()).unwrap();
         for tool in &t.tools {
             assert!(matches!(table(tool), Some(Ok(_))), "{file}: {tool}");
         }
     }
+}
+
+const LIKE: &str = r#"
+tools = ["t"]
+[sub.log]
+flags = ["-p -u --patch", "-q"]
+values = ["-n"]
+[sub.show]
+like = "log"
+flags = ["-u --untracked"]
+operands_need_one_of = ["untracked"]
+"#;
+
+#[test]
+fn like_copies_options_less_the_names_declared_here() {
+    let t = Table::parse(LIKE).unwrap();
+    let show = &t.root.subs["show"];
+    let patch = show.opts.iter().find(|o| o.id == "patch").unwrap();
+    assert_eq!(patch.shorts, ['p']);
+    assert!(show.opts.iter().any(|o| o.id == "n"));
+    let untracked = show.opts.iter().find(|o| o.shorts.contains(&'u')).unwrap();
+    assert_eq!(untracked.id, "untracked");
+    assert!(Table::parse("tools = [\"t\"]\n[sub.a]\nlike = \"b\"").is_err());
 }
