@@ -177,7 +177,8 @@ async fn main() {
     );
 
     // The agent's namespace: what `vigil-agent run` sets up.
-    let hidden = HiddenPaths::new([base.path().to_owned()], true, &[]).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let hidden = HiddenPaths::new([state.path().to_owned()], true, &[]).unwrap();
     let door_dir = tempfile::tempdir().unwrap();
     let doors = doors::start(door_dir.path()).await;
     thread::set_plan(Plan {

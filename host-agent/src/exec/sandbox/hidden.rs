@@ -188,12 +188,24 @@ impl HiddenPaths {
     /// Every existing path the patterns (and the registered lists) name now, parents
     /// before children.
     pub fn existing(&self) -> Vec<PathBuf> {
+        self.expand_all(true)
+    }
+
+    /// The paths the patterns name now, without checking that each exists: what the
+    /// check before each read looks at (a missing path shows nothing). Each directory a
+    /// wildcard needs is listed once.
+    pub fn candidates(&self) -> Vec<PathBuf> {
+        self.expand_all(false)
+    }
+
+    fn expand_all(&self, existing: bool) -> Vec<PathBuf> {
         let registered = self.registered();
+        let mut listings = Listings::new();
         let mut out: Vec<PathBuf> = self
             .patterns
             .iter()
             .chain(&registered)
-            .flat_map(|p| expand(p))
+            .flat_map(|p| expand_with(p, &mut listings, existing))
             .collect();
         out.sort();
         out.dedup();
@@ -201,24 +213,36 @@ impl HiddenPaths {
     }
 }
 
+/// Directory listings made while expanding a set of patterns, each directory read once.
+type Listings = std::collections::HashMap<PathBuf, Vec<String>>;
+
 /// The existing paths one pattern names (`*` matches within one component, not `/`).
 pub fn expand(pattern: &str) -> Vec<PathBuf> {
+    expand_with(pattern, &mut Listings::new(), true)
+}
+
+fn expand_with(pattern: &str, listings: &mut Listings, existing: bool) -> Vec<PathBuf> {
     let mut found = vec![PathBuf::from("/")];
     for component in pattern.split('/').filter(|c| !c.is_empty()) {
         let mut next = Vec::new();
         for dir in &found {
             if component.contains('*') {
-                let Ok(entries) = std::fs::read_dir(dir) else {
-                    continue;
-                };
-                for entry in entries.flatten() {
-                    let name = entry.file_name();
-                    if let Some(name) = name.to_str()
-                        && wildcard(component, name)
-                    {
-                        next.push(dir.join(name));
-                    }
-                }
+                let names = listings.entry(dir.clone()).or_insert_with(|| {
+                    std::fs::read_dir(dir)
+                        .map(|entries| {
+                            entries
+                                .flatten()
+                                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                });
+                next.extend(
+                    names
+                        .iter()
+                        .filter(|name| wildcard(component, name))
+                        .map(|name| dir.join(name)),
+                );
             } else {
                 next.push(dir.join(component));
             }
@@ -228,7 +252,7 @@ pub fn expand(pattern: &str) -> Vec<PathBuf> {
             break;
         }
     }
-    found.retain(|p| p != Path::new("/") && p.symlink_metadata().is_ok());
+    found.retain(|p| p != Path::new("/") && (!existing || p.symlink_metadata().is_ok()));
     found.sort();
     found
 }

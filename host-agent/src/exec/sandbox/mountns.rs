@@ -94,7 +94,7 @@ impl Masks {
     /// Check that every path the hidden list names now is still covered by a mask, and,
     /// for a read that may open sockets, that every socket is a door or masked.
     pub fn verify(&self, reach: Reach) -> Result<(), String> {
-        for path in self.hidden.existing() {
+        for path in self.hidden.candidates() {
             if !self.covered(&path) {
                 return Err(format!("{} is not hidden", path.display()));
             }
