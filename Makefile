@@ -34,6 +34,7 @@ CARGO ?= cargo
 RUN_ARGS ?= serve --data-dir ./.vigil --local-agent
 FUZZ_SECONDS ?= 60
 # The fuzz target: classify (the command classifier), ids (resource ids and exec targets),
+# door (the read-only door's policy),
 # grant (grant verification) or redact (secret redaction).
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \

@@ -4,9 +4,11 @@
 //! [`grant`] (the signed permission for one write), [`ids`] (agent identities and execution
 //! targets), [`resource`] (the inventory's resource ids and resources), [`redact`] (secret
 //! redaction of tool output before it reaches the model, the chat stream, the store or the
-//! logs), [`tls`] (certificate fingerprints and identities) and [`hide`] (the registry of
-//! paths reads must not see).
+//! logs), [`tls`] (certificate fingerprints and identities), [`hide`] (the registry of
+//! paths reads must not see) and [`door_policy`] (what the agent's read-only door to a
+//! container engine forwards).
 
+pub mod door_policy;
 pub mod grant;
 pub mod hide;
 pub mod ids;

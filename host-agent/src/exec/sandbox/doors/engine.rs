@@ -1,11 +1,10 @@
 //! The container engine's door: an HTTP/1.1 server on a UNIX socket that forwards to the
-//! real engine socket only what [`super::policy`] lets through, each request on its own
+//! real engine socket only what [`vigil_shared::door_policy`] lets through, each request on its own
 //! upstream connection, the answer streamed back as it comes (`docker logs`). A refused
 //! request gets `403` with a JSON `message`, which the Docker CLI prints as the daemon's
 //! error. hyper parses both sides, so what reaches the engine is a request rebuilt from
 //! the parsed method, path and headers, never the client's bytes.
 
-use super::policy;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
@@ -18,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::net::{UnixListener, UnixStream};
 use tracing::{debug, info};
+use vigil_shared::door_policy as policy;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 

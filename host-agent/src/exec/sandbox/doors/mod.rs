@@ -3,7 +3,8 @@
 //! approved writes, use the real sockets.
 //!
 //! - [`engine`]: the Docker and Podman API (`/run/docker.sock`, `/run/podman/podman.sock`)
-//!   through [`policy`]: `GET`/`HEAD` on listing and inspecting endpoints only.
+//!   through [`vigil_shared::door_policy`]: `GET`/`HEAD` on listing and inspecting
+//!   endpoints only.
 //! - [`dbus`]: the D-Bus system bus through `xdg-dbus-proxy`: properties and the
 //!   get-and-list methods of systemd and its companions only.
 //!
@@ -13,7 +14,6 @@
 
 pub mod dbus;
 pub mod engine;
-pub mod policy;
 
 use std::path::{Path, PathBuf};
 use tokio::process::Child;

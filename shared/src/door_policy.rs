@@ -1,4 +1,5 @@
-//! Which requests the container-engine door lets through: `GET` and `HEAD` on an
+//! Which requests the agent's container-engine door (`host-agent/src/exec/sandbox/doors`)
+//! lets through: `GET` and `HEAD` on an
 //! allow-list of Docker (and Podman compat and libpod) API paths that only list or
 //! inspect, without a body, never an upgrade to a raw stream. Everything else — create,
 //! start, exec, attach, kill, prune, pull, build, and reads that copy data out (`export`,
