@@ -62,6 +62,9 @@ pub async fn run(args: RunArgs) -> Result<()> {
         doors: doors.list.clone(),
         mask_sockets: true,
     };
+    if let Err(error) = crate::exec::sandbox::read_env::install_mysql_options() {
+        warn!(%error, "could not write the MySQL options that make reads' sessions read-only");
+    }
     let kubeconfig = crate::exec::sandbox::read_env::install_read_kubeconfig(
         config.sandbox.kubeconfig.as_deref(),
     )

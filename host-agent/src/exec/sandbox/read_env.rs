@@ -24,7 +24,7 @@ pub const GIT_PINS: [(&str, &str); 11] = [
 ];
 
 /// Plain variables for every read.
-pub const PLAIN: [(&str, &str); 7] = [
+pub const PLAIN: [(&str, &str); 8] = [
     // git status and friends do not try to refresh the index (a write) at all.
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_TERMINAL_PROMPT", "0"),
@@ -38,7 +38,30 @@ pub const PLAIN: [(&str, &str); 7] = [
     // libpq sends these options at connection start, and a statement that writes fails
     // with "cannot execute … in a read-only transaction".
     ("PGOPTIONS", "-c default_transaction_read_only=on"),
+    // The MySQL and MariaDB clients read `$MYSQL_HOME/my.cnf`, where the agent makes every
+    // session read-only ([`install_mysql_options`]).
+    ("MYSQL_HOME", MYSQL_HOME),
 ];
+
+/// The directory of the options file that makes a read's MySQL sessions read-only (root's,
+/// 0755, outside every hidden directory; a read cannot change it).
+pub const MYSQL_HOME: &str = "/run/vigil-agent/mysql";
+
+/// What `$MYSQL_HOME/my.cnf` holds: the `mysql`/`mariadb` client runs this statement when
+/// it connects, so a statement that writes fails ("Cannot execute statement in a READ
+/// ONLY transaction").
+pub const MYSQL_OPTIONS: &str = "[mysql]\ninit-command=\"SET SESSION TRANSACTION READ ONLY\"\n";
+
+/// Write [`MYSQL_OPTIONS`] to `$MYSQL_HOME/my.cnf` (0644).
+pub fn install_mysql_options() -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::path::Path::new(MYSQL_HOME);
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    let file = dir.join("my.cnf");
+    std::fs::write(&file, MYSQL_OPTIONS)?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))
+}
 
 /// Where the agent keeps the copy of `[sandbox] kubeconfig` that reads use: outside every
 /// hidden directory, so that a read sees it and only it.
@@ -106,5 +129,7 @@ mod tests {
             get("PGOPTIONS").as_deref(),
             Some("-c default_transaction_read_only=on")
         );
+        assert_eq!(get("MYSQL_HOME").as_deref(), Some(MYSQL_HOME));
+        assert!(MYSQL_OPTIONS.contains("READ ONLY"));
     }
 }
