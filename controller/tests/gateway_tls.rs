@@ -43,11 +43,10 @@ async fn enrollment_issues_an_identity_over_a_pinned_connection() {
         Some("home")
     );
 
-    let seed = std::fs::read_to_string(ctrl.dir.path().join("data/grant.key")).unwrap();
-    let seed: [u8; 32] = hex::decode(seed.trim()).unwrap().try_into().unwrap();
-    let public = vigil_shared::grant::signing_key_from_bytes(&seed)
-        .verifying_key()
-        .to_bytes();
+    let text = std::fs::read_to_string(ctrl.dir.path().join("data/grant.key")).unwrap();
+    let public = vigil_controller::pki::GrantKey::parse(&text)
+        .unwrap()
+        .public_bytes();
     assert_eq!(enrolled.response.grant_public_key, public.to_vec());
 
     let agents: serde_json::Value = ctrl
