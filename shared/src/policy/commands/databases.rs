@@ -69,102 +69,61 @@ fn inspected(sql: &[&str], flavor: Flavor, client: &str) -> Verdict {
     Verdict::conditional(format!("{client} runs only read-only SQL"))
 }
 
+/// sqlite3: `rules/sqlite3.toml` checks every option; each `-cmd` text and each SQL
+/// operand is inspected. A read opens the database read-only (`-readonly`, a
+/// `file:…?mode=ro` URI, or `:memory:`): a read-write open creates the file when the path
+/// does not exist, as the write oracle saw.
 fn sqlite(cmd: &Cmd<'_>) -> Verdict {
-    const VALUE_OPTS: &[&str] = &[
-        "separator",
-        "newline",
-        "nullvalue",
-        "cmd",
-        "init",
-        "mmap",
-        "lookaside",
-        "maxsize",
-        "vfs",
-        "escape",
-    ];
-    const READ_DOTS: &[&str] = &[
-        ".tables",
-        ".table",
-        ".schema",
-        ".indexes",
-        ".indices",
-        ".databases",
-        ".dbinfo",
-        ".headers",
-        ".header",
-        ".mode",
-        ".show",
-        ".timer",
-        ".width",
-        ".fullschema",
-        ".help",
-        ".eqp",
-        ".explain",
-        ".nullvalue",
-        ".separator",
-        ".version",
-        ".dump",
-        ".sha3sum",
-        ".stats",
-        ".print",
-        ".changes",
-        ".lint",
-        ".bail",
-        ".echo",
-    ];
-    let mut sql: Vec<&str> = Vec::new();
-    let mut db = None;
-    let mut i = 0;
-    while i < cmd.args.len() {
-        let Some(t) = cmd.args[i].lit() else {
-            return cmd.dynamic_write();
-        };
-        if let Some(opt) = t
-            .strip_prefix("--")
-            .or_else(|| t.strip_prefix('-'))
-            .filter(|_| db.is_none())
-        {
-            match opt {
-                "init" => return Verdict::write(Risk::High, "sqlite3 -init runs a script file"),
-                "A" | "archive" => {
-                    return Verdict::write(Risk::Medium, "sqlite3 -A manages an archive");
-                }
-                "cmd" => {
-                    if let Some(c) = cmd.args.get(i + 1).and_then(|w| w.lit()) {
-                        sql.push(c);
-                    } else {
-                        return cmd.dynamic_write();
-                    }
-                    i += 2;
-                    continue;
-                }
-                o if VALUE_OPTS.contains(&o) => {
-                    i += 2;
-                    continue;
-                }
-                _ => {}
-            }
-        } else if db.is_none() {
-            db = Some(t);
-        } else {
-            sql.push(t);
-        }
-        i += 1;
+    let w = match cmd.walk("sqlite3") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
     }
-    if sql.is_empty() {
+    let mut texts: Vec<&str> = Vec::new();
+    for occ in w.all("cmd") {
+        match occ.fixed() {
+            Some(t) => texts.push(t),
+            None => return cmd.dynamic_write(),
+        }
+    }
+    let mut operands = w.operands.iter().map(|(_, o)| o.fixed());
+    let db = operands.next();
+    let mut sql_operands = 0;
+    for o in operands {
+        match o {
+            Some(t) => texts.push(t),
+            None => return cmd.dynamic_write(),
+        }
+        sql_operands += 1;
+    }
+    if sql_operands == 0 {
+        if w.has("version") || w.has("help") {
+            return Verdict::read("sqlite3 -version only reports");
+        }
         return Verdict::write(
             Risk::Medium,
-            "bare sqlite3 is an interactive shell that runs whatever it reads",
+            "sqlite3 without SQL operands is an interactive shell that runs whatever it reads",
         )
         .unbounded(UnboundedCategory::Repl, None);
     }
+    let read_only = w.has("readonly") || db.flatten().is_some_and(sqlite_ro_name);
+    if !read_only {
+        return Verdict::write(
+            Risk::Medium,
+            "sqlite3 without -readonly (or a file:…?mode=ro URI) creates the database file \
+             when it does not exist",
+        );
+    }
     let mut statements = Vec::new();
-    for s in sql {
+    for s in texts {
         let trimmed = s.trim_start();
         if trimmed.starts_with('.') {
             for line in trimmed.lines() {
                 let dot = line.split_whitespace().next().unwrap_or("");
-                if !READ_DOTS.contains(&dot) {
+                if !SQLITE_READ_DOTS.contains(&dot) {
                     return Verdict::write(
                         Risk::High,
                         format!("sqlite3 {dot} can write files or run commands"),
@@ -176,6 +135,69 @@ fn sqlite(cmd: &Cmd<'_>) -> Verdict {
         }
     }
     inspected(&statements, Flavor::Sqlite, "sqlite3")
+}
+
+/// Dot-commands that only show something. Every other one (`.shell`, `.system`,
+/// `.output`, `.once`, `.save`, `.backup`, `.import`, `.load`, `.read`, `.open`, …) may
+/// write a file or run a program.
+const SQLITE_READ_DOTS: &[&str] = &[
+    ".tables",
+    ".table",
+    ".schema",
+    ".indexes",
+    ".indices",
+    ".databases",
+    ".dbinfo",
+    ".headers",
+    ".header",
+    ".mode",
+    ".show",
+    ".timer",
+    ".width",
+    ".fullschema",
+    ".help",
+    ".eqp",
+    ".explain",
+    ".nullvalue",
+    ".separator",
+    ".version",
+    ".dump",
+    ".sha3sum",
+    ".stats",
+    ".print",
+    ".changes",
+    ".lint",
+    ".bail",
+    ".echo",
+];
+
+/// A database name sqlite3 opens without creating it: `:memory:`, or a `file:` URI whose
+/// one `mode` parameter is `ro` (no percent escapes, which SQLite decodes in names and
+/// values, and no `vfs`).
+fn sqlite_ro_name(db: &str) -> bool {
+    if db == ":memory:" {
+        return true;
+    }
+    let Some(uri) = db.strip_prefix("file:") else {
+        return false;
+    };
+    let query = uri.split('#').next().unwrap_or("");
+    let Some((_, query)) = query.split_once('?') else {
+        return false;
+    };
+    if query.contains('%') {
+        return false;
+    }
+    let params: Vec<(&str, &str)> = query
+        .split('&')
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+        .collect();
+    let modes: Vec<&str> = params
+        .iter()
+        .filter(|(k, _)| *k == "mode")
+        .map(|(_, v)| *v)
+        .collect();
+    modes == ["ro"] && !params.iter().any(|(k, _)| *k == "vfs")
 }
 
 /// psql: `rules/psql.toml` decides the options; the SQL of every `-c` is inspected.

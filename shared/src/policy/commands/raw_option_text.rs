@@ -28,11 +28,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "is_tty_flag: docker/kubectl -it, exact (cobra); decides a rewrite and a terminal need",
     ),
     (
-        "databases.rs",
-        ".or_else(|| t.strip_prefix('-'))",
-        "sqlite3: its own parser, one or two dashes, names in full",
-    ),
-    (
         "network.rs",
         "t.strip_prefix('-').map(",
         "ip: iproute2's own matcher, prefixes handled in the rule",

@@ -82,6 +82,7 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("psql", &[include_str!("../rules/psql.toml")]),
     ("redis-cli", &[include_str!("../rules/redis-cli.toml")]),
     ("sgdisk", &[include_str!("../rules/sgdisk.toml")]),
+    ("sqlite3", &[include_str!("../rules/sqlite3.toml")]),
     ("systemctl", &[include_str!("../rules/systemctl.toml")]),
     (
         "systemd-analyze",

@@ -84,6 +84,7 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("pg_dump", &[], &["pg_dump", "--help"]),
     ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
     ("mysql", &[], &["mysql", "--help"]),
+    ("sqlite3", &[], &["sqlite3", "-help"]),
     ("redis-cli", &[], &["redis-cli", "--help"]),
     ("podman", &[], &["podman", "--help"]),
     ("podman", &["ps"], &["podman", "ps", "--help"]),
@@ -96,6 +97,9 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
 /// after the name for an option that takes a value.
 const COBRA: &[&str] = &["docker", "podman", "helm"];
+
+/// Tools whose help shows long options with one dash (`-readonly`, `-cmd COMMAND`).
+const SINGLE_DASH: &[&str] = &["sqlite3"];
 
 /// Arities that differ from the help text on purpose, with why.
 const KNOWN: &[(&str, &str, &str)] = &[
@@ -119,6 +123,9 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("wget", "hsts-file", "help omits the value"),
     // redis-cli's help shows `-X` bare; its parser takes the tag that follows.
     ("redis-cli", "X", "help omits the tag"),
+    // sqlite3 `-A ARGS...` takes every word after it as archive arguments; it is a write,
+    // declared as a flag with that effect.
+    ("sqlite3", "A", "a write whatever follows"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
@@ -141,7 +148,11 @@ fn is_placeholder(t: &str) -> bool {
 }
 
 /// Every option a help line shows: (short, long, argument form).
-fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Shown)> {
+fn parse_help(
+    text: &str,
+    cobra: bool,
+    single_dash: bool,
+) -> Vec<(Option<char>, Option<String>, Shown)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
@@ -193,6 +204,13 @@ fn parse_help(text: &str, cobra: bool) -> Vec<(Option<char>, Option<String>, Sho
                 } else {
                     Shown::None
                 };
+            } else if let Some(l) = tok
+                .strip_prefix('-')
+                .map(|l| l.strip_prefix("[no]").unwrap_or(l))
+                .filter(|l| single_dash && l.len() > 1 && long.is_none() && short.is_none())
+            {
+                // sqlite3: `-readonly`, `-[no]header`, `-cmd COMMAND`.
+                long = Some(l.to_owned());
             } else if let Some(s) = tok.strip_prefix('-') {
                 let mut cs = s.chars();
                 match (cs.next(), cs.next()) {
@@ -253,7 +271,7 @@ fn arities_agree_with_the_installed_tools() {
             failures.push(format!("{tool}: no node {path:?}"));
             continue;
         };
-        let shown = parse_help(&text, COBRA.contains(tool));
+        let shown = parse_help(&text, COBRA.contains(tool), SINGLE_DASH.contains(tool));
         let (mut checked, mut missing) = (0, Vec::new());
         for (short, long, form) in &shown {
             let Some(o) = find(n, *short, long.as_deref()) else {

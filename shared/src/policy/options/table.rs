@@ -63,6 +63,9 @@ pub(crate) struct OptSpec {
     pub id: String,
     pub shorts: Vec<char>,
     pub longs: Vec<String>,
+    /// Long names also written with one dash (`-readonly`, declared so in the table):
+    /// such a word names the option only in full, never with `=value` attached.
+    pub single: Vec<String>,
     pub arity: Arity,
     pub effect: Effect,
     pub why: Option<String>,
@@ -309,7 +312,7 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
         },
         RawOpt::Full(f) => f,
     };
-    let (mut shorts, mut longs) = (Vec::new(), Vec::new());
+    let (mut shorts, mut longs, mut single) = (Vec::new(), Vec::new(), Vec::new());
     for name in full.names.split_whitespace() {
         if let Some(long) = name.strip_prefix("--") {
             if long.is_empty() || long.contains('=') {
@@ -320,6 +323,12 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
             let mut cs = short.chars();
             match (cs.next(), cs.next()) {
                 (Some(c), None) if c != '-' => shorts.push(c),
+                // `-readonly`: a long option written with one dash (sqlite3); `--readonly`
+                // names it too.
+                (Some(c), Some(_)) if c.is_ascii_alphabetic() && !short.contains('=') => {
+                    single.push(short.to_owned());
+                    longs.push(short.to_owned());
+                }
                 _ => return Err(format!("bad short option {name:?}")),
             }
         } else {
@@ -342,6 +351,7 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
         id,
         shorts,
         longs,
+        single,
         arity,
         effect: full.effect,
         why: full.why,

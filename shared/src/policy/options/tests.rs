@@ -108,3 +108,47 @@ fn like_copies_options_less_the_names_declared_here() {
     assert_eq!(untracked.id, "untracked");
     assert!(Table::parse("tools = [\"t\"]\n[sub.a]\nlike = \"b\"").is_err());
 }
+
+const SINGLE: &str = r#"
+tools = ["t"]
+abbreviate = false
+bundle = false
+flags = ["-A", "-readonly", "-json"]
+values = ["-cmd", "-separator"]
+"#;
+
+fn single(args: &str) -> (Vec<String>, Vec<String>, Option<String>) {
+    let t = Table::parse(SINGLE).unwrap();
+    let a = words(args);
+    let w = walk(&a, &t);
+    let ids = w.occs.iter().map(|o| o.opt.id.clone()).collect();
+    let ops = w
+        .operands
+        .iter()
+        .map(|(_, o)| o.fixed().unwrap_or("?").to_owned())
+        .collect();
+    (ids, ops, w.deny)
+}
+
+#[test]
+fn single_dash_long_options_are_named_in_full() {
+    // One dash or two, anywhere on the line; a value is the next word.
+    let (ids, ops, deny) = single("-readonly db -cmd .tables --json -separator , q");
+    assert_eq!(ids, ["readonly", "cmd", "json", "separator"]);
+    assert_eq!(ops, ["db", "q"]);
+    assert!(deny.is_none());
+    // No prefixes, no `=value` on a single-dash word, no value on a flag.
+    assert!(single("-read db").2.unwrap().contains("-r"));
+    assert!(single("-cmd=.shell db").2.is_some());
+    assert!(single("-readonly=1 db").2.is_some());
+    assert!(
+        single("--readonly=1 db")
+            .2
+            .unwrap()
+            .contains("takes no value")
+    );
+    assert!(single("db -cmd").2.unwrap().contains("needs a value"));
+    // A one-letter option stays a short option.
+    assert_eq!(single("-A db").0, ["A"]);
+    assert!(Table::parse("tools = [\"t\"]\nflags = [\"-a=b\"]").is_err());
+}

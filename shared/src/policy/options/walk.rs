@@ -151,6 +151,9 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
         }
         let found = if let Some(long) = text.strip_prefix("--") {
             long_option(&mut w, &scope, long, args, &mut i)
+        } else if let Some(opt) = visible(&scope).find(|o| o.single.iter().any(|l| *l == text[1..]))
+        {
+            single_dash(&mut w, opt, text, args, &mut i)
         } else {
             short_options(&mut w, &scope, &text[1..], args, &mut i)
         };
@@ -224,6 +227,12 @@ fn long_option<'t>(
         }
     };
     let value = match (opt.arity, attached) {
+        (Arity::None, Some(_)) => {
+            // getopt_long refuses `--flag=value`; a tool that does not split at `=`
+            // (sqlite3) sees an unknown option. Either way it is not this flag.
+            w.refuse(format!("--{name} takes no value"));
+            return Vec::new();
+        }
         (_, Some(v)) => Some(Value::Fixed(v.to_owned())),
         (Arity::Required, None) => {
             let v = value_of(w, args, i);
@@ -238,6 +247,34 @@ fn long_option<'t>(
     vec![Occ {
         opt,
         written: format!("--{name}"),
+        value,
+        section: 0,
+    }]
+}
+
+/// A long option written with one dash, in full (`-readonly`, `-cmd SQL`): its value is
+/// always the next word, as sqlite3 reads it (`-cmd=X` is another, unknown, word).
+fn single_dash<'t>(
+    w: &mut Walk<'_, 't>,
+    opt: &'t OptSpec,
+    text: &str,
+    args: &[Word],
+    i: &mut usize,
+) -> Vec<Occ<'t>> {
+    let value = match opt.arity {
+        Arity::Required => {
+            let v = value_of(w, args, i);
+            if v.is_none() {
+                w.refuse(format!("{text} needs a value"));
+            }
+            v
+        }
+        Arity::OptionalNumeric if next_numeric(args, *i) => value_of(w, args, i),
+        _ => None,
+    };
+    vec![Occ {
+        opt,
+        written: text.to_owned(),
         value,
         section: 0,
     }]
