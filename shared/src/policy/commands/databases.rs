@@ -6,45 +6,14 @@ use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::sql::{Flavor, sql_writes};
 use super::{Cmd, redis};
-use crate::policy::options::judge;
+use crate::policy::options::{self, Class, judge};
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "sqlite3" | "sqlite" => sqlite(cmd),
         "psql" => psql(cmd),
         "mysql" | "mariadb" => mysql(cmd),
-        "mysqladmin" | "mariadb-admin" => {
-            let reads = [
-                "status",
-                "extended-status",
-                "processlist",
-                "variables",
-                "ping",
-                "version",
-            ];
-            // MySQL's option parser accepts unambiguous prefixes, like getopt_long.
-            let p = cmd.parse(Spec {
-                short_values: "hPSuicO",
-                long_values: &["host", "port", "socket", "user", "sleep", "count"],
-                ..Spec::default()
-            });
-            let words = p.words();
-            let loads = [
-                "plugin-dir",
-                "default-auth",
-                "defaults-file",
-                "defaults-extra-file",
-            ];
-            if !words.is_empty()
-                && words.iter().all(|w| reads.contains(w))
-                && !p.flag('i', "sleep")
-                && !loads.iter().any(|l| p.long(l))
-            {
-                Verdict::read("mysqladmin status only reads")
-            } else {
-                Verdict::write(Risk::High, "mysqladmin changes the server")
-            }
-        }
+        "mysqladmin" | "mariadb-admin" => mysqladmin(cmd),
         // The dump goes to standard output unless -f names a file (their tables).
         "pg_dump" | "pg_dumpall" => {
             let v = cmd.by_table(cmd.name);
@@ -58,6 +27,38 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         _ => return None,
     };
     Some(v)
+}
+
+/// mysqladmin: `rules/mysqladmin.toml` checks every option and finds the first command;
+/// every further operand is another command, each a read named in full.
+fn mysqladmin(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("mysqladmin") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
+    }
+    if w.path.is_empty() && !(w.has("version") || w.has("help") || w.has("print-defaults")) {
+        return Verdict::unknown(format!("{}: no command", cmd.name));
+    }
+    let Some(Ok(table)) = options::table("mysqladmin") else {
+        return Verdict::unknown("mysqladmin: no option table");
+    };
+    for (_, o) in &w.operands {
+        let read = o
+            .fixed()
+            .and_then(|t| table.root.subs.get(t))
+            .is_some_and(|n| n.class == Class::Read);
+        if !read {
+            return Verdict::write(
+                Risk::High,
+                format!("{} {} changes the server", cmd.name, o.src),
+            );
+        }
+    }
+    v
 }
 
 fn inspected(sql: &[&str], flavor: Flavor, client: &str) -> Verdict {

@@ -76,6 +76,7 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("kubectl", &[include_str!("../rules/kubectl.toml")]),
     ("mdadm", &[include_str!("../rules/mdadm.toml")]),
     ("mysql", &[include_str!("../rules/mysql.toml")]),
+    ("mysqladmin", &[include_str!("../rules/mysqladmin.toml")]),
     ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
     ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
     ("podman", &[include_str!("../rules/podman.toml")]),

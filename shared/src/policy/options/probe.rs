@@ -84,6 +84,7 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("pg_dump", &[], &["pg_dump", "--help"]),
     ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
     ("mysql", &[], &["mysql", "--help"]),
+    ("mysqladmin", &[], &["mysqladmin", "--help"]),
     ("sqlite3", &[], &["sqlite3", "-help"]),
     ("redis-cli", &[], &["redis-cli", "--help"]),
     ("podman", &[], &["podman", "--help"]),
