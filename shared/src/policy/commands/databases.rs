@@ -1,7 +1,6 @@
 //! Database clients: sqlite3, psql, mysql/mariadb, mysqladmin, pg_dump, redis-cli.
 //! Their SQL or commands are inspected; a bare client is an interactive shell.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::sql::{Flavor, sql_writes};
