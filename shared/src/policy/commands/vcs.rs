@@ -1,7 +1,7 @@
-//! git: the table `rules/git.toml` decides the global options and every subcommand but
-//! `config`, which is still read here; and which writes open an editor.
+//! git: the tables `rules/git*.toml` decide the global options and every subcommand;
+//! here, the operand count of the older `git config` form, and which writes open an
+//! editor.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -14,8 +14,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(git(cmd))
 }
 
-/// git: `rules/git.toml` reads the global options, finds the subcommand and decides it;
-/// `config` below.
+/// git: `rules/git*.toml` read the global options, find the subcommand and decide it.
 fn git(cmd: &Cmd<'_>) -> Verdict {
     let w = match cmd.walk("git") {
         Ok(w) => w,
@@ -51,48 +50,25 @@ fn git(cmd: &Cmd<'_>) -> Verdict {
             v
         };
     }
-    if v.is_write() || w.node.class != Class::Delegate {
-        return v;
+    // The older `git config` form: with no action option, one operand gets a value and
+    // more set one.
+    if !v.is_write() && w.path == ["config"] {
+        const ACTIONS: &[&str] = &[
+            "get",
+            "get-all",
+            "get-regexp",
+            "get-urlmatch",
+            "list",
+            "get-color",
+            "get-colorbool",
+            "help",
+        ];
+        if !ACTIONS.iter().any(|a| w.has(a)) && w.operands.len() != 1 {
+            return Verdict::write(
+                Risk::Medium,
+                "git config with a name and a value (and no action) sets it",
+            );
+        }
     }
-    // Only `config` is still decided here (`delegate` in the table).
-    let sub_cmd = cmd.with_args("git", rest);
-    let p = sub_cmd.parse(Spec::default());
-    if p.dynamic {
-        return sub_cmd.dynamic_write();
-    }
-    let pos = p.positional_texts();
-    let first = pos.first().copied().flatten();
-    let any = |shorts: &str, longs: &[&str]| {
-        shorts.chars().any(|c| p.short(c)) || longs.iter().any(|l| p.long(l))
-    };
-    let read = sub == "config"
-        && !any(
-            "e",
-            &[
-                "unset",
-                "unset-all",
-                "add",
-                "replace-all",
-                "rename-section",
-                "remove-section",
-                "edit",
-            ],
-        )
-        && (any(
-            "l",
-            &["list", "get", "get-all", "get-regexp", "get-urlmatch"],
-        ) || matches!(first, Some("get" | "list"))
-            || pos.len() == 1)
-        && !matches!(
-            first,
-            Some("set" | "unset" | "rename-section" | "remove-section" | "edit")
-        );
-    if read {
-        Verdict::read(format!("git {sub} only reads"))
-    } else {
-        Verdict::write(
-            Risk::Medium,
-            format!("git {sub} in this form changes the repository"),
-        )
-    }
+    v
 }

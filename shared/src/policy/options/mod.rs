@@ -68,6 +68,7 @@ const SOURCES: &[(&str, &[&str])] = &[
             include_str!("../rules/git.toml"),
             include_str!("../rules/git-more.toml"),
             include_str!("../rules/git-history.toml"),
+            include_str!("../rules/git-config.toml"),
         ],
     ),
     ("gzip", &[include_str!("../rules/gzip.toml")]),

@@ -80,6 +80,10 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("git", &["check-ignore"], &["git", "check-ignore", "-h"]),
     ("git", &["cherry"], &["git", "cherry", "-h"]),
     ("git", &["show-branch"], &["git", "show-branch", "-h"]),
+    // `git config -h` shows only the usage; after `--list` it shows every option.
+    ("git", &["config"], &["git", "config", "--list", "-h"]),
+    ("git", &["config", "get"], &["git", "config", "get", "-h"]),
+    ("git", &["config", "list"], &["git", "config", "list", "-h"]),
     ("wget", &[], &["wget", "--help"]),
     ("pg_dump", &[], &["pg_dump", "--help"]),
     ("pg_dumpall", &[], &["pg_dumpall", "--help"]),

@@ -87,6 +87,10 @@ pub(crate) struct Node {
     pub abbreviate: bool,
     pub bundle: bool,
     pub stop_at_operand: bool,
+    /// The first word after this node may name a subcommand; any other operand is an
+    /// operand of this node (git's PARSE_OPT_SUBCOMMAND_OPTIONAL: `git config get` and
+    /// `git config user.name`).
+    pub subcommand_optional: bool,
     pub needs_one_of: Vec<String>,
     pub max_operands: Option<usize>,
     /// Operands are only read with one of these options (`git branch -l PATTERN`); without
@@ -131,6 +135,7 @@ struct RawNode {
     abbreviate: Option<bool>,
     bundle: Option<bool>,
     stop_at_operand: Option<bool>,
+    subcommand_optional: Option<bool>,
     inherit: Option<bool>,
     #[serde(default)]
     flags: Vec<RawOpt>,
@@ -209,6 +214,7 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
         abbreviate: raw.abbreviate.unwrap_or(parent.abbreviate),
         bundle: raw.bundle.unwrap_or(parent.bundle),
         stop_at_operand: raw.stop_at_operand.unwrap_or(false),
+        subcommand_optional: raw.subcommand_optional.unwrap_or(false),
         needs_one_of: raw.needs_one_of,
         max_operands: raw.max_operands,
         operands_need_one_of: raw.operands_need_one_of,

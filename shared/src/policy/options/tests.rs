@@ -152,3 +152,28 @@ fn single_dash_long_options_are_named_in_full() {
     assert_eq!(single("-A db").0, ["A"]);
     assert!(Table::parse("tools = [\"t\"]\nflags = [\"-a=b\"]").is_err());
 }
+
+const OPTIONAL_SUB: &str = r#"
+tools = ["t"]
+stop_at_operand = true
+subcommand_optional = true
+flags = ["--get", "--global"]
+writes = ["set"]
+"#;
+
+#[test]
+fn an_optional_subcommand_is_only_the_first_word() {
+    let t = Table::parse(OPTIONAL_SUB).unwrap();
+    let path = |args: &str| {
+        let a = words(args);
+        let w = walk(&a, &t);
+        (w.path.clone(), w.operands.len(), w.deny.clone())
+    };
+    assert_eq!(path("set a.b v"), (vec!["set".to_owned()], 2, None));
+    assert_eq!(path("a.b"), (vec![], 1, None));
+    // After an option, or as a later operand, the word is an operand.
+    assert_eq!(path("--global set"), (vec![], 1, None));
+    assert_eq!(path("--get a.b set"), (vec![], 2, None));
+    // Options stop at the first operand.
+    assert_eq!(path("--get a.b --bogus").2, None);
+}

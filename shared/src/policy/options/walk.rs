@@ -107,8 +107,19 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
                 if !operand {
                     w.mark_dynamic(word);
                 }
-                if !node.subs.is_empty() {
-                    match word.fixed().and_then(|t| node.subs.get(t)) {
+                // An optional subcommand is only the first word after its parent; a
+                // computed word there may name one.
+                if node.subcommand_optional && i == w.after_sub && word.fixed().is_none() {
+                    w.refuse(format!(
+                        "the subcommand {} is computed at run time",
+                        word.src
+                    ));
+                    return w;
+                }
+                let may_be_sub =
+                    !node.subs.is_empty() && (!node.subcommand_optional || i == w.after_sub);
+                if may_be_sub && !(node.subcommand_optional && sub_of(node, word).is_none()) {
+                    match sub_of(node, word) {
                         Some(sub) => {
                             w.path.push(word.fixed().unwrap_or_default().to_owned());
                             w.node = sub;
@@ -167,6 +178,11 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
         i += 1;
     }
     w
+}
+
+/// The subcommand `word` names under `node`, if any.
+fn sub_of<'t>(node: &'t Node, word: &Word) -> Option<&'t Node> {
+    word.fixed().and_then(|t| node.subs.get(t))
 }
 
 /// Every option visible in `scope`, innermost first.
