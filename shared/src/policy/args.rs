@@ -140,11 +140,6 @@ impl Parsed<'_> {
         self.dynamic_src.get_or_insert_with(|| w.src.clone());
     }
 
-    /// Positional texts; `None` for a dynamic one.
-    pub fn positional_texts(&self) -> Vec<Option<&str>> {
-        self.positionals.iter().map(|w| w.fixed()).collect()
-    }
-
     /// Every value given to the short option `c`.
     pub fn short_values(&self, c: char) -> impl Iterator<Item = &str> {
         self.opts.iter().filter_map(move |o| match o {
@@ -344,7 +339,8 @@ mod tests {
         assert!(p.short('a') && p.short('b'));
         assert_eq!(p.value(Some('o'), "output"), Some("x"));
         assert_eq!(p.value(None, "lines"), Some("3"));
-        assert_eq!(p.positional_texts(), vec![Some("file"), Some("-notopt")]);
+        let texts: Vec<Option<&str>> = p.positionals.iter().map(|w| w.fixed()).collect();
+        assert_eq!(texts, vec![Some("file"), Some("-notopt")]);
     }
 
     #[test]
