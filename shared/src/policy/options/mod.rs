@@ -96,6 +96,8 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("wget", &[include_str!("../rules/wget.toml")]),
     ("xargs", &[include_str!("../rules/xargs.toml")]),
     ("xz", &[include_str!("../rules/xz.toml")]),
+    ("zfs", &[include_str!("../rules/zfs.toml")]),
+    ("zpool", &[include_str!("../rules/zpool.toml")]),
     ("zstd", &[include_str!("../rules/zstd.toml")]),
 ];
 
