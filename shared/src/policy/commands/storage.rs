@@ -5,6 +5,7 @@ use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::{Cmd, by_subcommand};
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
@@ -219,158 +220,35 @@ fn interval_tool(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// ceph: `rules/ceph.toml` reads the options and the command's prefix words; here `-s`
+/// (status, no command) and `-w` (a stream).
 fn ceph(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "cknfi",
-        long_values: &[
-            "cluster",
-            "conf",
-            "keyring",
-            "name",
-            "format",
-            "id",
-            "connect-timeout",
-        ],
-        ..Spec::default()
-    });
-    if p.flag('w', "watch")
-        || p.long("watch-debug")
-        || p.long("watch-info")
-        || p.long("watch-warn")
-        || p.long("watch-error")
-    {
-        return Verdict::read("ceph -w only reads")
-            .unbounded(UnboundedCategory::Stream, Some("ceph status".into()));
+    let w = match cmd.walk("ceph") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("ceph", &w);
+    if v.is_write() {
+        return v;
     }
-    if p.flag('s', "status") && p.positionals.is_empty() {
-        return Verdict::read("ceph -s only reads");
-    }
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    let words: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
-    const READ_VERBS: &[&str] = &[
-        "status",
-        "health",
-        "df",
-        "tree",
-        "stat",
-        "dump",
-        "ls",
-        "list",
-        "perf",
-        "versions",
-        "version",
-        "report",
-        "quorum_status",
-        "mon_status",
-        "features",
-        "detail",
-        "get",
-        "stats",
-        "services",
-        "show",
-        "info",
-        "time-sync-status",
-        "last",
-        "utilization",
-        "metadata",
-        "count-metadata",
-        "find",
-        "map",
-        "query",
-        "summary",
-        "help",
-        "blocked-by",
-        "ls-by-pool",
-        "ls-by-osd",
-        "ls-by-primary",
-        "autoscale-status",
-        "usage",
-        "ok-to-stop",
-        "safe-to-destroy",
-        "dump_stuck",
-        "ps",
-        "osd_stat",
-        "dump_json",
+    let watch = [
+        "watch",
+        "watch-debug",
+        "watch-info",
+        "watch-warn",
+        "watch-error",
     ];
-    const WRITE_WORDS: &[&str] = &[
-        "set",
-        "unset",
-        "mute",
-        "unmute",
-        "rm",
-        "create",
-        "delete",
-        "out",
-        "in",
-        "down",
-        "up",
-        "reweight",
-        "reweight-by-utilization",
-        "add",
-        "purge",
-        "destroy",
-        "archive",
-        "archive-all",
-        "enable",
-        "disable",
-        "fail",
-        "repair",
-        "scrub",
-        "deep-scrub",
-        "pause",
-        "unpause",
-        "rename",
-        "import",
-        "export",
-        "put",
-        "new",
-        "lost",
-        "rm-failed",
-        "mark",
-        "tell",
-        "injectargs",
-        "apply",
-        "redeploy",
-        "restart",
-        "start",
-        "stop",
-        "upgrade",
-        "caps",
-        "reset",
-        "move",
-        "link",
-        "unlink",
-        "mksnap",
-        "rmsnap",
-        "compact",
-        "sync",
-        "forward",
-        "drain",
-        "remove",
-        "on",
-        "off",
-        "kick",
-        "clear",
-        "flush",
-        "trim",
-        "evict",
-    ];
-    if words.is_empty() {
-        return Verdict::unknown("ceph without a command opens its shell")
-            .unbounded(UnboundedCategory::Repl, None);
+    if watch.iter().any(|o| w.has(o)) || w.has("watch-channel") {
+        return v.unbounded(UnboundedCategory::Stream, Some("ceph status".into()));
     }
-    if let Some(w) = words.iter().find(|w| WRITE_WORDS.contains(w)) {
-        return Verdict::write(Risk::High, format!("ceph … {w} changes the cluster"));
+    match (w.has("status"), w.path.is_empty()) {
+        (true, true) => Verdict::read("ceph -s only reads"),
+        (true, false) => Verdict::unknown("ceph -s puts status before the command words"),
+        (false, true) if w.has("version") || w.has("help") => v,
+        (false, true) => Verdict::unknown("ceph without a command opens its shell")
+            .unbounded(UnboundedCategory::Repl, None),
+        _ => v,
     }
-    if words.iter().any(|w| READ_VERBS.contains(w)) {
-        return Verdict::read(format!("ceph {} only reads", words.join(" ")));
-    }
-    Verdict::unknown(format!(
-        "ceph {} is not known to be read-only",
-        words.join(" ")
-    ))
 }
 
 fn smartctl(cmd: &Cmd<'_>) -> Verdict {

@@ -53,6 +53,7 @@ use std::sync::LazyLock;
 /// `rules/`.
 const SOURCES: &[(&str, &[&str])] = &[
     ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
+    ("ceph", &[include_str!("../rules/ceph.toml")]),
     ("crictl", &[include_str!("../rules/crictl.toml")]),
     ("curl", &[include_str!("../rules/curl.toml")]),
     (

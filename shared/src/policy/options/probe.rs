@@ -89,6 +89,7 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
     ("mysql", &[], &["mysql", "--help"]),
     ("mysqladmin", &[], &["mysqladmin", "--help"]),
+    ("ceph", &[], &["ceph", "--help"]),
     ("sqlite3", &[], &["sqlite3", "-help"]),
     ("redis-cli", &[], &["redis-cli", "--help"]),
     ("podman", &[], &["podman", "--help"]),
