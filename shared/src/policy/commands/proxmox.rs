@@ -5,40 +5,14 @@ use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::{Cmd, by_subcommand};
+use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "pct" => pct(cmd),
         "qm" => qm(cmd),
         "pvesh" => pvesh(cmd),
-        "pvecm" => by_subcommand(cmd, Spec::default(), &["status", "nodes", "help"], false),
-        "pvesm" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "status",
-                "list",
-                "path",
-                "extractconfig",
-                "help",
-                "scan",
-                "nfsscan",
-                "cifsscan",
-                "glusterfsscan",
-                "iscsiscan",
-                "lvmscan",
-                "lvmthinscan",
-                "zfsscan",
-                "apiinfo",
-            ],
-            false,
-        ),
-        "ha-manager" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &["status", "config", "groupconfig", "help"],
-            false,
-        ),
+        "pvecm" | "pvesm" | "ha-manager" => cmd.by_table(cmd.name),
         "pveum" => pveum(cmd),
         "pvenode" => match (
             cmd.args.first().and_then(|w| w.fixed()),
@@ -89,48 +63,30 @@ fn pveum(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// pct: `rules/pct.toml` decides; `exec` runs its inner command, `enter` is a shell.
 fn pct(cmd: &Cmd<'_>) -> Verdict {
-    let sub = cmd.args.first().and_then(|w| w.fixed());
-    match sub {
-        None => Verdict::read("pct with no subcommand prints help"),
-        Some(
-            "list" | "config" | "status" | "pending" | "listsnapshot" | "df" | "cpusets" | "help",
-        ) => Verdict::read(format!("pct {} only reads", sub.unwrap_or_default())),
+    let w = match cmd.walk("pct") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    match w.path.first().map(String::as_str) {
         Some("exec") => guest_exec(cmd, "pct exec", 1),
         Some("enter" | "console") => {
             Verdict::write(Risk::High, "pct enter opens a shell in the container")
                 .unbounded(UnboundedCategory::Repl, None)
         }
-        Some(s) => {
-            let risk = if matches!(
-                s,
-                "destroy" | "stop" | "rollback" | "restore" | "delsnapshot" | "reboot" | "shutdown"
-            ) {
-                Risk::High
-            } else {
-                Risk::Medium
-            };
-            Verdict::write(risk, format!("pct {s} changes the container"))
-        }
+        _ => judge("pct", &w),
     }
 }
 
+/// qm: `rules/qm.toml` decides; `guest`, `agent`, `wait` and the terminals here.
 fn qm(cmd: &Cmd<'_>) -> Verdict {
-    let sub = cmd.args.first().and_then(|w| w.fixed());
+    let w = match cmd.walk("qm") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let sub = w.path.first().map(String::as_str);
     match sub {
-        None => Verdict::read("qm with no subcommand prints help"),
-        Some(
-            "list" | "config" | "status" | "pending" | "listsnapshot" | "showcmd" | "help"
-            | "cloudinit",
-        ) if sub != Some("cloudinit")
-            || cmd
-                .args
-                .get(1)
-                .and_then(|w| w.fixed())
-                .is_some_and(|t| matches!(t, "dump" | "pending")) =>
-        {
-            Verdict::read(format!("qm {} only reads", sub.unwrap_or_default()))
-        }
         Some("guest") => match cmd.args.get(1).and_then(|w| w.fixed()) {
             Some("exec") => guest_exec(cmd, "qm guest exec", 2),
             Some("exec-status") => Verdict::read("qm guest exec-status only reads"),
@@ -181,26 +137,7 @@ fn qm(cmd: &Cmd<'_>) -> Verdict {
                 )
             }
         }
-        Some(s) => {
-            let risk = if matches!(
-                s,
-                "destroy"
-                    | "stop"
-                    | "rollback"
-                    | "reset"
-                    | "delsnapshot"
-                    | "reboot"
-                    | "shutdown"
-                    | "migrate"
-                    | "importdisk"
-                    | "disk"
-            ) {
-                Risk::High
-            } else {
-                Risk::Medium
-            };
-            Verdict::write(risk, format!("qm {s} changes the VM"))
-        }
+        _ => judge("qm", &w),
     }
 }
 
@@ -237,17 +174,11 @@ fn guest_exec(cmd: &Cmd<'_>, what: &str, skip: usize) -> Verdict {
     wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{head} {r}"))
 }
 
+/// pvesh: `rules/pvesh.toml` decides; without a method it is a shell.
 fn pvesh(cmd: &Cmd<'_>) -> Verdict {
-    match cmd.args.first().and_then(|w| w.fixed()) {
-        None => Verdict::unknown("pvesh without a command opens a shell")
-            .unbounded(UnboundedCategory::Repl, None),
-        Some("get" | "ls" | "usage" | "help") => {
-            if cmd.has_dynamic() {
-                cmd.dynamic_write()
-            } else {
-                Verdict::read("pvesh get only reads the API")
-            }
-        }
-        Some(m) => Verdict::write(Risk::High, format!("pvesh {m} changes the cluster")),
+    if cmd.args.is_empty() {
+        return Verdict::unknown("pvesh without a command opens a shell")
+            .unbounded(UnboundedCategory::Repl, None);
     }
+    cmd.by_table("pvesh")
 }
