@@ -12,7 +12,13 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "docker" | "nerdctl" => super::docker::docker(cmd),
         "podman" => super::docker::podman(cmd),
-        "docker-compose" | "podman-compose" => compose(cmd, cmd.args, cmd.name.to_owned()),
+        "docker-compose" => compose(cmd, cmd.args, cmd.name.to_owned()),
+        // It runs podman, which opens and on first use creates its storage: no podman
+        // form is a read (docker.rs).
+        "podman-compose" => Verdict::write(
+            Risk::Medium,
+            "podman-compose runs podman, which creates its storage and state on first use",
+        ),
         "kubectl" | "oc" => super::kubernetes::kubectl(cmd),
         "k3s" | "microk8s" => match cmd.args.split_first() {
             Some((w, rest)) if w.fixed() == Some("kubectl") => {
@@ -76,94 +82,38 @@ pub(super) fn is_tty_flag(w: &Word) -> bool {
     )
 }
 
-/// docker compose / docker-compose.
+/// docker compose / docker-compose: `rules/compose.toml` decides; `logs -f` is a
+/// stream and `exec` runs its inner command.
 pub(super) fn compose(cmd: &Cmd<'_>, args: &[Word], prefix: String) -> Verdict {
-    let ccmd = Cmd {
-        name: cmd.name,
-        args,
-        ctx: cmd.ctx,
-        scan: cmd.scan,
+    let w = match cmd.walk_args(args, "docker-compose") {
+        Ok(w) => w,
+        Err(v) => return v,
     };
-    let p = ccmd.parse(Spec {
-        short_values: "fp",
-        long_values: &[
-            "file",
-            "project-name",
-            "project-directory",
-            "env-file",
-            "profile",
-            "ansi",
-            "parallel",
-            "progress",
-        ],
-        stop_at_positional: true,
-        exact_long: true,
-        ..Spec::default()
-    });
-    let Some(&si) = p.positional_index.first() else {
-        return Verdict::read("compose with no subcommand prints help");
-    };
-    let Some(sub) = args[si].fixed() else {
-        return ccmd.dynamic_write();
-    };
-    let rest = &args[si + 1..];
-    let rcmd = cmd.with_args(cmd.name, rest);
-    let rp = rcmd.parse(Spec {
-        short_values: "no",
-        long_values: &["tail", "since", "until", "format", "output"],
-        exact_long: true,
-        ..Spec::default()
-    });
-    match sub {
-        "config" | "convert" if rp.flag('o', "output") => {
-            Verdict::write(Risk::Low, format!("{prefix} {sub} -o writes a file"))
-        }
-        "ps" | "ls" | "config" | "images" | "top" | "version" | "port" | "convert" => {
-            Verdict::read(format!("{prefix} {sub} only reads"))
-        }
-        "logs" if rp.flag('f', "follow") => {
+    let v = judge(&prefix, &w);
+    if v.is_write() {
+        return v;
+    }
+    match w.path.first().map(String::as_str) {
+        Some("logs") if w.has("follow") => {
             let mut parts = vec![prefix.clone()];
-            parts.extend(args[..si].iter().map(|w| w.src.clone()));
-            parts.push("logs".into());
-            if !rp.long("tail") && !rp.short('n') {
+            parts.extend(args[..w.after_sub].iter().map(|a| a.src.clone()));
+            if !w.has("tail") {
                 parts.push("--tail=200".into());
             }
             parts.extend(
-                rest.iter()
-                    .filter(|w| !super::super::args::names_option(w, "f", &["follow"], true))
-                    .map(|w| w.src.clone()),
+                args[w.after_sub..]
+                    .iter()
+                    .filter(|a| !super::super::args::names_option(a, "f", &["follow"], true))
+                    .map(|a| a.src.clone()),
             );
-            Verdict::read(format!("{prefix} logs only reads"))
+            v.because(format!("{prefix} logs -f follows forever"))
                 .unbounded(UnboundedCategory::Stream, Some(parts.join(" ")))
         }
-        "logs" => Verdict::read(format!("{prefix} logs only reads")),
-        "exec" => {
-            let ep = rcmd.parse(Spec {
-                short_values: "ewu",
-                long_values: &["env", "workdir", "user", "index"],
-                stop_at_positional: true,
-                exact_long: true,
-                ..Spec::default()
-            });
-            if ep.flag('d', "detach") || ep.flag('e', "env") || ep.long("privileged") {
-                return Verdict::write(
-                    Risk::Medium,
-                    format!("{prefix} exec with -d/-e/--privileged"),
-                );
-            }
-            match ep.positional_index.first() {
-                Some(&i) if i + 1 < rest.len() => cmd.ctx.argv(&rest[i + 1..]),
-                _ => Verdict::unknown(format!("{prefix} exec without a command"))
-                    .unbounded(UnboundedCategory::Tty, None),
-            }
-        }
-        other => {
-            let risk = if matches!(other, "down" | "rm" | "kill" | "stop") {
-                Risk::High
-            } else {
-                Risk::Medium
-            };
-            Verdict::write(risk, format!("{prefix} {other} changes services"))
-        }
+        Some("exec") => match w.operand_index.first() {
+            Some(&i) if i + 1 < args.len() => cmd.ctx.argv(&args[i + 1..]),
+            _ => Verdict::unknown(format!("{prefix} exec without a command"))
+                .unbounded(UnboundedCategory::Tty, None),
+        },
+        _ => v,
     }
 }

@@ -54,6 +54,7 @@ use std::sync::LazyLock;
 const SOURCES: &[(&str, &[&str])] = &[
     ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
     ("ceph", &[include_str!("../rules/ceph.toml")]),
+    ("compose", &[include_str!("../rules/compose.toml")]),
     ("crictl", &[include_str!("../rules/crictl.toml")]),
     ("curl", &[include_str!("../rules/curl.toml")]),
     (

@@ -90,6 +90,42 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("mysql", &[], &["mysql", "--help"]),
     ("mysqladmin", &[], &["mysqladmin", "--help"]),
     ("ceph", &[], &["ceph", "--help"]),
+    ("docker-compose", &[], &["docker-compose", "--help"]),
+    (
+        "docker-compose",
+        &["ps"],
+        &["docker-compose", "ps", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["config"],
+        &["docker-compose", "config", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["images"],
+        &["docker-compose", "images", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["logs"],
+        &["docker-compose", "logs", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["version"],
+        &["docker-compose", "version", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["port"],
+        &["docker-compose", "port", "--help"],
+    ),
+    (
+        "docker-compose",
+        &["exec"],
+        &["docker-compose", "exec", "--help"],
+    ),
     ("sqlite3", &[], &["sqlite3", "-help"]),
     ("redis-cli", &[], &["redis-cli", "--help"]),
     ("podman", &[], &["podman", "--help"]),
@@ -132,6 +168,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     // sqlite3 `-A ARGS...` takes every word after it as archive arguments; it is a write,
     // declared as a flag with that effect.
     ("sqlite3", "A", "a write whatever follows"),
+    // docker-compose v1 shows the value as a choice: `--ansi (never|always|auto)`.
+    ("docker-compose", "ansi", "a required choice in parentheses"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
