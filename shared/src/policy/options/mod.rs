@@ -16,7 +16,9 @@
 //! - options, by arity: `flags` (no value), `values` (a required value: `-oF`, `-o F`,
 //!   `--output=F`, `--output F`), `optional` (a value only when attached: `-iR`,
 //!   `--replace=R`). An entry is `"-o --output"` (the names of one option) or a table
-//!   `{ names = "-o --output", effect = "write-file", why = "…" }`;
+//!   `{ names = "-o --output", effect = "write-file", why = "…" }`; a name with one dash
+//!   and several letters (`-readonly`) is a long option spelled with one dash, matched in
+//!   full and never with `=value` (sqlite3); `--readonly` names it too;
 //! - effects: `read` (the default), `write`, `exec` (runs a program), `config` (reads
 //!   options or commands from a file), `write-file` (the value is a file written;
 //!   `/dev/null`, `/dev/stdout`, `/dev/stderr`, and `-` when `dash = true`, are not),
@@ -27,7 +29,9 @@
 //!   own), and `[sub.NAME]` tables, each a node like the root with its own options and a
 //!   `class` (`read`, `write`, or `delegate`: a Rust rule not yet converted decides);
 //!   `inherit = false` when the parent's options may not follow the subcommand (git),
-//!   `aliases` for its other names (kubectl `top pods`);
+//!   `aliases` for its other names (kubectl `top pods`), `subcommand_optional` when only
+//!   the first word after the node may name a subcommand and other operands are its own
+//!   (`git config get NAME`, `git config NAME`);
 //! - constraints on a read node: `needs_one_of` (one of these options must be given, e.g.
 //!   mdadm's `--detail`), `max_operands` (more operands are outputs or arguments that
 //!   change something; a glob or a splitting expansion may be many), `no_sub` (the class

@@ -116,9 +116,9 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
                     ));
                     return w;
                 }
-                let may_be_sub =
-                    !node.subs.is_empty() && (!node.subcommand_optional || i == w.after_sub);
-                if may_be_sub && !(node.subcommand_optional && sub_of(node, word).is_none()) {
+                let optional_miss =
+                    node.subcommand_optional && (i != w.after_sub || sub_of(node, word).is_none());
+                if !node.subs.is_empty() && !optional_miss {
                     match sub_of(node, word) {
                         Some(sub) => {
                             w.path.push(word.fixed().unwrap_or_default().to_owned());
