@@ -214,6 +214,11 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
             "could not limit the read's sockets: {why}"
         )));
     }
+    if let Some(why) = sockets::unscoped(how.reach, report.landlock_abi)
+        && !how.allow_unsandboxed
+    {
+        return Err(io::Error::other(why));
+    }
     Ok(report)
 }
 
