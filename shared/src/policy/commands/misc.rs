@@ -380,19 +380,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("prlimit only reports")
             }
         }
-        "busctl" => by_words(
-            cmd,
-            &[
-                "list",
-                "status",
-                "tree",
-                "introspect",
-                "get-property",
-                "help",
-            ],
-            &["call", "set-property", "emit", "capture", "monitor"],
-            true,
-        ),
         "ipmitool" => by_words(
             cmd,
             &[

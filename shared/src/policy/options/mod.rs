@@ -53,6 +53,22 @@ use std::sync::LazyLock;
 /// `rules/`.
 const SOURCES: &[(&str, &[&str])] = &[
     ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
+    ("busctl", &[include_str!("../rules/busctl.toml")]),
+    ("coredumpctl", &[include_str!("../rules/coredumpctl.toml")]),
+    ("hostnamectl", &[include_str!("../rules/hostnamectl.toml")]),
+    ("localectl", &[include_str!("../rules/localectl.toml")]),
+    ("loginctl", &[include_str!("../rules/loginctl.toml")]),
+    ("networkctl", &[include_str!("../rules/networkctl.toml")]),
+    ("resolvectl", &[include_str!("../rules/resolvectl.toml")]),
+    (
+        "systemd-cgls",
+        &[include_str!("../rules/systemd-cgls.toml")],
+    ),
+    (
+        "systemd-cgtop",
+        &[include_str!("../rules/systemd-cgtop.toml")],
+    ),
+    ("timedatectl", &[include_str!("../rules/timedatectl.toml")]),
     ("crictl", &[include_str!("../rules/crictl.toml")]),
     ("curl", &[include_str!("../rules/curl.toml")]),
     (

@@ -23,6 +23,16 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("systemctl", &[], &["systemctl", "--help"]),
     ("journalctl", &[], &["journalctl", "--help"]),
     ("systemd-analyze", &[], &["systemd-analyze", "--help"]),
+    ("hostnamectl", &[], &["hostnamectl", "--help"]),
+    ("timedatectl", &[], &["timedatectl", "--help"]),
+    ("localectl", &[], &["localectl", "--help"]),
+    ("loginctl", &[], &["loginctl", "--help"]),
+    ("networkctl", &[], &["networkctl", "--help"]),
+    ("resolvectl", &[], &["resolvectl", "--help"]),
+    ("coredumpctl", &[], &["coredumpctl", "--help"]),
+    ("busctl", &[], &["busctl", "--help"]),
+    ("systemd-cgls", &[], &["systemd-cgls", "--help"]),
+    ("systemd-cgtop", &[], &["systemd-cgtop", "--help"]),
     ("psql", &[], &["psql", "--help"]),
     ("xargs", &[], &["xargs", "--help"]),
     ("watch", &[], &["watch", "--help"]),
@@ -119,6 +129,14 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("wget", "hsts-file", "help omits the value"),
     // redis-cli's help shows `-X` bare; its parser takes the tag that follows.
     ("redis-cli", "X", "help omits the tag"),
+    // systemd-cgls parses `-u`/`--unit` and `--user-unit` with an optional value (getopt
+    // "u::"); its help shows them bare.
+    ("systemd-cgls", "unit", "optional value, help shows it bare"),
+    (
+        "systemd-cgls",
+        "user-unit",
+        "optional value, help shows it bare",
+    ),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
