@@ -46,6 +46,7 @@ pub(crate) use judge::judge;
 pub(crate) use table::{Class, Effect, Table};
 pub(crate) use walk::{Walk, walk};
 
+use crate::policy::word::Word;
 use std::sync::LazyLock;
 
 /// Every table, by file name: the parts of one table (a long one is split into files of
@@ -54,6 +55,11 @@ use std::sync::LazyLock;
 const SOURCES: &[(&str, &[&str])] = &[
     ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
     ("busctl", &[include_str!("../rules/busctl.toml")]),
+    ("bzip2", &[include_str!("../rules/bzip2.toml")]),
+    ("lz4", &[include_str!("../rules/lz4.toml")]),
+    ("pigz", &[include_str!("../rules/pigz.toml")]),
+    ("sort", &[include_str!("../rules/sort.toml")]),
+    ("tar", &[include_str!("../rules/tar.toml")]),
     ("coredumpctl", &[include_str!("../rules/coredumpctl.toml")]),
     ("hostnamectl", &[include_str!("../rules/hostnamectl.toml")]),
     ("localectl", &[include_str!("../rules/localectl.toml")]),
@@ -143,4 +149,35 @@ fn src_names(src: &str, program: &str) -> bool {
     src.lines()
         .filter(|l| l.trim_start().starts_with("tools"))
         .any(|l| l.contains(&format!("\"{program}\"")))
+}
+
+/// The old form of options (tar's `tar cfb A 20`): a first word without a dash is a
+/// cluster of letters, each taking its value, if any, from the next words in turn. The
+/// arguments are returned rewritten as the walk reads them (`-c -f A -b 20 …`); `None`
+/// when the first word is not such a cluster. A letter the table does not declare stays
+/// an option, which the walk then denies.
+pub(crate) fn old_style(table: &Table, args: &[Word]) -> Option<Vec<Word>> {
+    let (first, rest) = args.split_first()?;
+    let cluster = first
+        .lit()
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()))?;
+    let mut values = rest.iter();
+    let mut out = Vec::new();
+    for c in cluster.chars() {
+        out.push(Word::literal(&format!("-{c}")));
+        let takes = table
+            .root
+            .opts
+            .iter()
+            .find(|o| o.shorts.contains(&c))
+            .is_some_and(|o| o.arity != table::Arity::None);
+        if takes {
+            match values.next() {
+                Some(v) => out.push(v.clone()),
+                None => break,
+            }
+        }
+    }
+    out.extend(values.cloned());
+    Some(out)
 }

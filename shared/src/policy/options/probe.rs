@@ -39,6 +39,11 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("gzip", &[], &["gzip", "--help"]),
     ("xz", &[], &["xz", "--long-help"]),
     ("uniq", &[], &["uniq", "--help"]),
+    ("sort", &[], &["sort", "--help"]),
+    ("tar", &[], &["tar", "--help"]),
+    ("bzip2", &[], &["bzip2", "--help"]),
+    ("pigz", &[], &["pigz", "--help"]),
+    ("lz4", &[], &["lz4", "-H"]),
     ("zstd", &[], &["zstd", "-H"]),
     ("sgdisk", &[], &["sgdisk", "--help"]),
     ("kubectl", &[], &["kubectl", "options"]),
@@ -104,8 +109,8 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
-/// after the name for an option that takes a value.
-const COBRA: &[&str] = &["docker", "podman", "helm"];
+/// after the name for an option that takes a value (pigz writes its values `xxx` too).
+const COBRA: &[&str] = &["docker", "podman", "helm", "pigz"];
 
 /// Arities that differ from the help text on purpose, with why.
 const KNOWN: &[(&str, &str, &str)] = &[
@@ -137,6 +142,13 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "user-unit",
         "optional value, help shows it bare",
     ),
+    // sort's help shows `-c, --check, --check=diagnose-first`: `--check`'s value is
+    // optional.
+    ("sort", "check", "optional value, shown as examples"),
+    // pigz's help shows the levels as a range, `-0 to -9, -11`.
+    ("pigz", "0", "a range of levels"),
+    // lz4's help shows `--list FILE`: the files are operands, `--list` a mode.
+    ("lz4", "list", "the files are operands"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
