@@ -76,7 +76,10 @@ const SOURCES: &[(&str, &[&str])] = &[
     ),
     ("timedatectl", &[include_str!("../rules/timedatectl.toml")]),
     ("crictl", &[include_str!("../rules/crictl.toml")]),
+    ("fdisk", &[include_str!("../rules/fdisk.toml")]),
+    ("gdisk", &[include_str!("../rules/gdisk.toml")]),
     ("curl", &[include_str!("../rules/curl.toml")]),
+    ("dumpcap", &[include_str!("../rules/dumpcap.toml")]),
     (
         "docker",
         &[
@@ -98,11 +101,13 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("kubectl", &[include_str!("../rules/kubectl.toml")]),
     ("mdadm", &[include_str!("../rules/mdadm.toml")]),
     ("mysql", &[include_str!("../rules/mysql.toml")]),
+    ("parted", &[include_str!("../rules/parted.toml")]),
     ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
     ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
     ("podman", &[include_str!("../rules/podman.toml")]),
     ("psql", &[include_str!("../rules/psql.toml")]),
     ("redis-cli", &[include_str!("../rules/redis-cli.toml")]),
+    ("sfdisk", &[include_str!("../rules/sfdisk.toml")]),
     ("sgdisk", &[include_str!("../rules/sgdisk.toml")]),
     ("systemctl", &[include_str!("../rules/systemctl.toml")]),
     (
@@ -110,6 +115,7 @@ const SOURCES: &[(&str, &[&str])] = &[
         &[include_str!("../rules/systemd-analyze.toml")],
     ),
     ("tcpdump", &[include_str!("../rules/tcpdump.toml")]),
+    ("tshark", &[include_str!("../rules/tshark.toml")]),
     ("uniq", &[include_str!("../rules/uniq.toml")]),
     ("watch", &[include_str!("../rules/watch.toml")]),
     ("wget", &[include_str!("../rules/wget.toml")]),

@@ -44,6 +44,11 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("bzip2", &[], &["bzip2", "--help"]),
     ("pigz", &[], &["pigz", "--help"]),
     ("lz4", &[], &["lz4", "-H"]),
+    ("tshark", &[], &["tshark", "--help"]),
+    ("dumpcap", &[], &["dumpcap", "--help"]),
+    ("fdisk", &[], &["fdisk", "--help"]),
+    ("sfdisk", &[], &["sfdisk", "--help"]),
+    ("parted", &[], &["parted", "--help"]),
     ("zstd", &[], &["zstd", "-H"]),
     ("sgdisk", &[], &["sgdisk", "--help"]),
     ("kubectl", &[], &["kubectl", "options"]),
@@ -109,8 +114,9 @@ const PROBES: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
-/// after the name for an option that takes a value (pigz writes its values `xxx` too).
-const COBRA: &[&str] = &["docker", "podman", "helm", "pigz"];
+/// after the name for an option that takes a value (pigz writes its values `xxx`, Wireshark's tools
+/// `pdml|ps|…` and `tap_name`).
+const COBRA: &[&str] = &["docker", "podman", "helm", "pigz", "tshark", "dumpcap"];
 
 /// Arities that differ from the help text on purpose, with why.
 const KNOWN: &[(&str, &str, &str)] = &[
@@ -149,6 +155,25 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("pigz", "0", "a range of levels"),
     // lz4's help shows `--list FILE`: the files are operands, `--list` a mode.
     ("lz4", "list", "the files are operands"),
+    // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
+    // the command options take no value.
+    ("sfdisk", "activate", "operands shown after a command option"),
+    ("sfdisk", "dump", "operands shown after a command option"),
+    ("sfdisk", "json", "operands shown after a command option"),
+    ("sfdisk", "backup-pt-sectors", "operands shown after a command option"),
+    ("sfdisk", "show-geometry", "operands shown after a command option"),
+    ("sfdisk", "list", "operands shown after a command option"),
+    ("sfdisk", "list-free", "operands shown after a command option"),
+    ("sfdisk", "reorder", "operands shown after a command option"),
+    ("sfdisk", "show-size", "operands shown after a command option"),
+    ("sfdisk", "verify", "operands shown after a command option"),
+    ("sfdisk", "delete", "operands shown after a command option"),
+    ("sfdisk", "part-label", "operands shown after a command option"),
+    ("sfdisk", "part-type", "operands shown after a command option"),
+    ("sfdisk", "part-uuid", "operands shown after a command option"),
+    ("sfdisk", "part-attrs", "operands shown after a command option"),
+    ("sfdisk", "disk-id", "operands shown after a command option"),
+    ("sfdisk", "relocate", "operands shown after a command option"),
 ];
 
 fn help(cmd: &[&str]) -> Option<String> {
