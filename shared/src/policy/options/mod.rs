@@ -12,7 +12,8 @@
 //! - `tools`: the program names the table is for;
 //! - parsing: `abbreviate` (getopt_long accepts unique prefixes of long options; `false`
 //!   for Go/cobra and clap tools), `bundle` (`-qo F` is `-q -o F`), `stop_at_operand`
-//!   (POSIX: options end at the first operand; otherwise GNU permutation);
+//!   (POSIX: options end at the first operand; otherwise GNU permutation), `long_only`
+//!   (getopt_long_only: a one-dash word is a long option first, nmap's `-oN F`);
 //! - options, by arity: `flags` (no value), `values` (a required value: `-oF`, `-o F`,
 //!   `--output=F`, `--output F`), `optional` (a value only when attached: `-iR`,
 //!   `--replace=R`). An entry is `"-o --output"` (the names of one option) or a table
@@ -39,6 +40,8 @@ mod walk;
 
 #[cfg(test)]
 mod probe;
+#[cfg(test)]
+mod probe_list;
 #[cfg(test)]
 mod tests;
 
@@ -101,6 +104,7 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("kubectl", &[include_str!("../rules/kubectl.toml")]),
     ("mdadm", &[include_str!("../rules/mdadm.toml")]),
     ("mysql", &[include_str!("../rules/mysql.toml")]),
+    ("nmap", &[include_str!("../rules/nmap.toml")]),
     ("parted", &[include_str!("../rules/parted.toml")]),
     ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
     ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
