@@ -12,8 +12,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "systemctl" => systemctl(cmd),
         "journalctl" => journalctl(cmd),
         "service" => service(cmd),
-        "hostnamectl" | "timedatectl" | "localectl" | "loginctl" | "networkctl" | "busctl"
-        | "systemd-cgls" => cmd.by_table(cmd.name),
+        "hostnamectl" | "localectl" | "loginctl" | "networkctl" | "busctl" | "systemd-cgls" => {
+            cmd.by_table(cmd.name)
+        }
+        "timedatectl" => timedatectl(cmd),
         "resolvectl" => resolvectl(cmd),
         "systemd-analyze" => cmd.by_table("systemd-analyze"),
         "coredumpctl" => coredumpctl(cmd),
@@ -73,6 +75,19 @@ fn service(cmd: &Cmd<'_>) -> Verdict {
         }
         _ => Verdict::unknown("service form not understood"),
     }
+}
+
+/// timedatectl: `rules/timedatectl.toml` decides; `--monitor` follows timesyncd forever.
+fn timedatectl(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("timedatectl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("timedatectl", &w);
+    if w.has("monitor") && !v.is_write() {
+        return v.unbounded(UnboundedCategory::Stream, None);
+    }
+    v
 }
 
 /// resolvectl: `rules/resolvectl.toml` decides; `monitor` follows forever.
