@@ -150,9 +150,9 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
             continue;
         }
         let found = if let Some(long) = text.strip_prefix("--") {
-            long_option(&mut w, &scope, long, args, &mut i)
+            long_option(&mut w, &scope, long, "--", args, &mut i)
         } else if long_only_first(&scope, &text[1..]) {
-            long_option(&mut w, &scope, &text[1..], args, &mut i)
+            long_option(&mut w, &scope, &text[1..], "-", args, &mut i)
         } else {
             short_options(&mut w, &scope, &text[1..], args, &mut i)
         };
@@ -238,6 +238,7 @@ fn long_option<'t>(
     w: &mut Walk<'_, 't>,
     scope: &[&'t Node],
     long: &str,
+    dash: &str,
     args: &[Word],
     i: &mut usize,
 ) -> Vec<Occ<'t>> {
@@ -248,12 +249,12 @@ fn long_option<'t>(
     let opt = match lookup_long(scope, name) {
         Long::Found(o) => o,
         Long::Unknown => {
-            w.refuse(format!("--{name} is not an option in its table"));
+            w.refuse(format!("{dash}{name} is not an option in its table"));
             return Vec::new();
         }
         Long::Ambiguous => {
             w.refuse(format!(
-                "--{name} is ambiguous: it abbreviates several options"
+                "{dash}{name} is ambiguous: it abbreviates several options"
             ));
             return Vec::new();
         }
@@ -263,7 +264,7 @@ fn long_option<'t>(
         (Arity::Required, None) => {
             let v = value_of(w, args, i);
             if v.is_none() {
-                w.refuse(format!("--{name} needs a value"));
+                w.refuse(format!("{dash}{name} needs a value"));
             }
             v
         }
@@ -272,7 +273,7 @@ fn long_option<'t>(
     };
     vec![Occ {
         opt,
-        written: format!("--{name}"),
+        written: format!("{dash}{name}"),
         value,
         section: 0,
     }]
