@@ -84,6 +84,9 @@ pub(crate) struct Node {
     pub abbreviate: bool,
     pub bundle: bool,
     pub stop_at_operand: bool,
+    /// getopt_long_only: a word with one dash is a long option first (`-oN F`, `-script`),
+    /// a cluster of short options only when no long option matches it.
+    pub long_only: bool,
     pub needs_one_of: Vec<String>,
     pub max_operands: Option<usize>,
     /// Operands are only read with one of these options (`git branch -l PATTERN`); without
@@ -128,6 +131,7 @@ struct RawNode {
     abbreviate: Option<bool>,
     bundle: Option<bool>,
     stop_at_operand: Option<bool>,
+    long_only: Option<bool>,
     inherit: Option<bool>,
     #[serde(default)]
     flags: Vec<RawOpt>,
@@ -206,6 +210,7 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
         abbreviate: raw.abbreviate.unwrap_or(parent.abbreviate),
         bundle: raw.bundle.unwrap_or(parent.bundle),
         stop_at_operand: raw.stop_at_operand.unwrap_or(false),
+        long_only: raw.long_only.unwrap_or(parent.long_only),
         needs_one_of: raw.needs_one_of,
         max_operands: raw.max_operands,
         operands_need_one_of: raw.operands_need_one_of,
@@ -294,6 +299,7 @@ fn leaf(parent: &Node) -> Node {
         inherit: true,
         abbreviate: parent.abbreviate,
         bundle: parent.bundle,
+        long_only: parent.long_only,
         ..Node::default()
     }
 }

@@ -108,3 +108,40 @@ fn like_copies_options_less_the_names_declared_here() {
     assert_eq!(untracked.id, "untracked");
     assert!(Table::parse("tools = [\"t\"]\n[sub.a]\nlike = \"b\"").is_err());
 }
+
+const LONG_ONLY: &str = r#"
+tools = ["t"]
+long_only = true
+flags = ["-n", "--vv"]
+values = ["-p", "-s", "--oN", "--script", "--script-args"]
+"#;
+
+#[test]
+fn long_only_reads_one_dash_long_options_first() {
+    let t = Table::parse(LONG_ONLY).unwrap();
+    let run = |args: &str| {
+        let a = words(args);
+        let w = walk(&a, &t);
+        let ids: Vec<String> = w.occs.iter().map(|o| o.opt.id.clone()).collect();
+        let vals: Vec<String> = w
+            .occs
+            .iter()
+            .map(|o| o.fixed().unwrap_or("").to_owned())
+            .collect();
+        (ids, vals, w.deny)
+    };
+    // An exact long name, a unique prefix, `=` values; a short letter alone stays short.
+    let (ids, vals, deny) = run("-oN F -script=x -vv -p 22");
+    assert_eq!(ids, ["oN", "script", "vv", "p"]);
+    assert_eq!(vals, ["F", "x", "", "22"]);
+    assert!(deny.is_none());
+    // No long option matches: glibc falls back to the short letter with the rest; a long
+    // name takes no attached value without `=` (`-oNF` is neither `-oN F` nor a short).
+    let (ids, vals, deny) = run("-sV -p22 -oNF");
+    assert_eq!(ids, ["s", "p"]);
+    assert_eq!(vals, ["V", "22"]);
+    assert!(deny.is_some());
+    // An ambiguous prefix is refused, as is a word matching neither.
+    assert!(run("-scr x").2.is_some());
+    assert!(run("-zz").2.is_some());
+}
