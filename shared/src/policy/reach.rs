@@ -111,16 +111,16 @@ const NETWORK_TOOLS: &[&str] = &[
     "psql",
     "pg_dump",
     "pg_dumpall",
+    // Ceph's clients talk to the monitors over TCP.
+    "ceph",
+    "rados",
+    "rbd",
+    "radosgw-admin",
     "pg_isready",
     "mysql",
     "mariadb",
     "mysqladmin",
     "mariadb-admin",
-    // The Ceph clients find and reach the monitors over the network (DNS SRV records
-    // when no `mon_host` is configured).
-    "ceph",
-    "rados",
-    "rbd",
     "mysqldump",
     "redis-cli",
     "mongosh",
@@ -152,6 +152,25 @@ const NETWORK_VERBS: &[(&str, &str)] = &[
     ("pip", "--outdated"),
     ("pip3", "--outdated"),
 ];
+
+/// systemd tools whose `-H`/`--host` runs the query on another machine over ssh.
+const REMOTE_HOST_TOOLS: &[&str] = &[
+    "systemctl",
+    "hostnamectl",
+    "timedatectl",
+    "localectl",
+    "loginctl",
+    "machinectl",
+    "busctl",
+    "networkctl",
+    "coredumpctl",
+    "systemd-analyze",
+];
+
+/// True when `word` is `-H`, `-HHOST`, `--host` or `--host=HOST`.
+fn names_remote_host(word: &str) -> bool {
+    word.starts_with("-H") || word == "--host" || word.starts_with("--host=")
+}
 
 /// Programs that run the program named by a later word.
 const RUNNERS: &[&str] = &[
@@ -222,6 +241,7 @@ pub fn reach(command: &str) -> Reach {
             if NETWORK_VERBS
                 .iter()
                 .any(|(tool, verb)| word == *verb && (name == *tool || runner))
+                || (REMOTE_HOST_TOOLS.contains(&name) && names_remote_host(word))
             {
                 most = Reach::Network;
             }
@@ -252,6 +272,11 @@ mod tests {
             ("git ls-remote https://example.org/r.git", Reach::Network),
             ("docker manifest inspect nginx:1", Reach::Network),
             ("docker-compose ps", Reach::Sockets),
+            ("ceph status", Reach::Network),
+            ("hostnamectl -H root@pve2 status", Reach::Network),
+            ("systemctl --host=pve2 status nginx", Reach::Network),
+            ("hostnamectl status", Reach::Sockets),
+            ("pg_dumpall --globals-only", Reach::Network),
             (
                 "find /etc -name '*.conf' -exec systemctl status {} ;",
                 Reach::Sockets,

@@ -31,6 +31,7 @@ pub mod landlock;
 pub mod launcher;
 pub mod mountns;
 pub mod read_env;
+pub mod read_hide;
 pub mod scratch;
 pub mod seccomp;
 pub mod sockets;
@@ -132,12 +133,24 @@ impl ReadSandbox {
     /// throw-away read thread.
     pub fn detect(allow_unsandboxed: bool, plan: mountns::Plan) -> Self {
         let hidden = plan.hidden.clone();
-        let doors = plan.doors.iter().map(doors::Door::describe).collect();
+        let mut doors: Vec<String> = plan.doors.iter().map(doors::Door::describe).collect();
         thread::set_plan(plan);
         let probe = thread::probe(None);
         let masked = match &probe {
             Ok(p) => match &p.masks {
                 Ok(masks) => Ok(masks.as_ref().map_or((0, 0, 0), |m| m.counts())),
+                // No namespace, but the read layer of Landlock hides (`read_hide`): no
+                // doors then, and reads that may open sockets are refused.
+                Err(e) if p.report.hidden => {
+                    tracing::warn!(
+                        error = %e,
+                        "no mount namespace for reads: Vigil's secrets are hidden by Landlock \
+                         instead, and reads that talk to daemons or the network are refused \
+                         (run the agent as root for the read-only doors)"
+                    );
+                    doors = Vec::new();
+                    Ok((0, 0, 0))
+                }
                 Err(e) => Err(e.clone()),
             },
             Err(e) => Err(e.clone()),

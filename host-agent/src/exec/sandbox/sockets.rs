@@ -24,6 +24,23 @@ const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 const DENY: u32 = libc::SECCOMP_RET_ERRNO | (libc::EPERM.cast_unsigned() & libc::SECCOMP_RET_DATA);
 
+/// The Landlock ABI that keeps a read from abstract UNIX sockets made outside it
+/// (containerd's shims and X servers listen there, and no mount can mask them).
+pub const ABSTRACT_SCOPE_ABI: u32 = 6;
+
+/// Why a read of `reach` must not run on a kernel with Landlock ABI `abi`: one that may
+/// open UNIX sockets needs the abstract-socket scope. `None` when it may run.
+pub fn unscoped(reach: Reach, abi: u32) -> Option<String> {
+    (reach != Reach::Local && abi < ABSTRACT_SCOPE_ABI).then(|| {
+        format!(
+            "SANDBOX_UNAVAILABLE: this kernel's Landlock (ABI {abi}, before {ABSTRACT_SCOPE_ABI}) \
+             cannot keep a read from abstract UNIX sockets, so reads that talk to daemons or \
+             the network are refused (start the agent with --allow-unsandboxed-reads to run \
+             them anyway)"
+        )
+    })
+}
+
 /// The address families `reach` may open; `None` for every family (no filter).
 pub fn families(reach: Reach) -> Option<Vec<i32>> {
     match reach {
@@ -109,6 +126,16 @@ mod tests {
         assert_eq!(try_families(Reach::Network), (true, true, true));
         // This thread was not confined.
         assert!(std::net::UdpSocket::bind("127.0.0.1:0").is_ok());
+    }
+
+    #[test]
+    fn reads_that_open_sockets_need_the_abstract_socket_scope() {
+        assert_eq!(unscoped(Reach::Local, 1), None);
+        assert_eq!(unscoped(Reach::Sockets, 6), None);
+        assert_eq!(unscoped(Reach::Network, 7), None);
+        let why = unscoped(Reach::Sockets, 5).unwrap();
+        assert!(why.starts_with("SANDBOX_UNAVAILABLE"), "{why}");
+        assert!(unscoped(Reach::Network, 4).is_some());
     }
 
     #[test]

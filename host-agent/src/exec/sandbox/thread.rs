@@ -22,6 +22,7 @@ use super::hidden::HiddenPaths;
 use super::launcher::{Base, confine_base, refuse_unsandboxed};
 use super::mountns::Plan;
 use super::mountns::{self, Masks};
+use super::read_hide;
 use super::sockets::{self, Reach};
 use super::{Report, landlock};
 use std::io;
@@ -55,6 +56,26 @@ pub struct Inherited {
     pub base: Base,
     /// The masks, or why the namespace could not be made (`None` inside: nothing to hide).
     pub masks: Result<Option<Arc<Masks>>, String>,
+    /// What to hide when there is no namespace ([`read_hide`]).
+    pub hidden: Option<HiddenPaths>,
+}
+
+impl Inherited {
+    /// Without a namespace, hide by a Landlock read layer on the calling thread.
+    /// `Ok(true)`: hidden (by the namespace, or by the layer).
+    fn hide_without_namespace(&self) -> Result<bool, String> {
+        match &self.masks {
+            Ok(_) => Ok(true),
+            Err(_) => {
+                let paths = self
+                    .hidden
+                    .as_ref()
+                    .map(HiddenPaths::existing)
+                    .unwrap_or_default();
+                read_hide::restrict(&paths)
+            }
+        }
+    }
 }
 
 /// Work for a read thread; it runs with the base thread's confinement.
@@ -89,15 +110,16 @@ pub fn set_plan(plan: Plan) {
 /// Make the mount namespace (when there is anything to hide), then confine.
 fn prepare_base() -> Result<Inherited, String> {
     let plan = PLAN.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    let masks = match plan {
+    let masks = match &plan {
         Some(p) if !p.hidden.patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
-            mountns::enter(&p).map(|m| Some(Arc::new(m)))
+            mountns::enter(p).map(|m| Some(Arc::new(m)))
         }
         _ => Ok(None),
     };
     Ok(Inherited {
         base: confine_base()?,
         masks,
+        hidden: plan.map(|p| p.hidden),
     })
 }
 
@@ -194,13 +216,25 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
             }
         },
         Ok(None) => true,
-        Err(why) if !how.allow_unsandboxed => {
+        Err(why) if how.reach != Reach::Local && !how.allow_unsandboxed => {
             return Err(io::Error::other(format!(
-                "the read's mount namespace could not hide Vigil's secrets ({why}); \
-                 the agent refuses reads unless started with --allow-unsandboxed-reads"
+                "SANDBOX_UNAVAILABLE: without the reads' mount namespace ({why}) there are \
+                 no read-only doors to daemons, so reads that may open sockets are refused; \
+                 run the agent as root, or start it with --allow-unsandboxed-reads"
             )));
         }
-        Err(_) => false,
+        Err(why) => match inherited.hide_without_namespace() {
+            Ok(true) => true,
+            _ if how.allow_unsandboxed => false,
+            outcome => {
+                let layer = outcome.err().unwrap_or_else(|| "not enforced".to_owned());
+                return Err(io::Error::other(format!(
+                    "the read's mount namespace could not hide Vigil's secrets ({why}), nor \
+                     could Landlock ({layer}); the agent refuses reads unless started with \
+                     --allow-unsandboxed-reads"
+                )));
+            }
+        },
     };
     let report = landlock::restrict(how.scratch.as_deref())
         .map(|landlock| inherited.base.with(landlock, hidden))
@@ -214,6 +248,11 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
             "could not limit the read's sockets: {why}"
         )));
     }
+    if let Some(why) = sockets::unscoped(how.reach, report.landlock_abi)
+        && !how.allow_unsandboxed
+    {
+        return Err(io::Error::other(why));
+    }
     Ok(report)
 }
 
@@ -222,7 +261,7 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
 pub fn probe(scratch: Option<PathBuf>) -> Result<Probe, String> {
     let (tx, rx) = mpsc::channel();
     on_read_thread(Box::new(move |inherited| {
-        let hidden = inherited.masks.is_ok();
+        let hidden = inherited.hide_without_namespace().unwrap_or(false);
         let result = landlock::restrict(scratch.as_deref()).map(|l| Probe {
             report: inherited.base.with(l, hidden),
             masks: inherited.masks,

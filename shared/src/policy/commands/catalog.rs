@@ -145,7 +145,6 @@ pub(crate) const PURE_READERS: &[&str] = &[
     "pveversion",
     "systemd-detect-virt",
     "virt-what",
-    "systemd-cgls",
     "systemd-delta",
     "systemd-path",
     "objdump",

@@ -1,6 +1,7 @@
 //! Coreutils and friends: file writers, readers with write flags, follow forms.
 
 use super::super::args::Spec;
+use super::super::options;
 use super::super::syntax::path_risk;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
@@ -76,7 +77,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "tee" => tee(cmd),
         "dd" => dd(cmd),
-        "sort" => sort(cmd),
+        "sort" => cmd.by_table("sort"),
         "uniq" => cmd.by_table("uniq"),
         "shuf" => {
             let p = cmd.parse(Spec {
@@ -117,7 +118,9 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "gzip" | "gunzip" => cmd.by_table("gzip"),
         "xz" | "unxz" => cmd.by_table("xz"),
         "zstd" | "unzstd" => cmd.by_table("zstd"),
-        "bzip2" | "bunzip2" | "lz4" | "pigz" => compressor(cmd),
+        "bzip2" | "bunzip2" => cmd.by_table("bzip2"),
+        "pigz" | "unpigz" => cmd.by_table("pigz"),
+        "lz4" => lz4(cmd),
         "unzip" => {
             let p = cmd.parse(Spec::default());
             if p.short('l') || p.short('p') || p.short('t') || p.short('v') && p.short('l') {
@@ -214,36 +217,6 @@ fn dd(cmd: &Cmd<'_>) -> Verdict {
     Verdict::read("dd without of= writes only to standard output")
 }
 
-fn sort(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "kotST",
-        long_values: &[
-            "key",
-            "output",
-            "field-separator",
-            "temporary-directory",
-            "buffer-size",
-            "parallel",
-            "files0-from",
-            "random-source",
-            "batch-size",
-            "compress-program",
-            "sort",
-        ],
-        ..Spec::default()
-    });
-    if p.flag('o', "output") {
-        return Verdict::write(Risk::Medium, "sort -o writes a file");
-    }
-    if p.long("compress-program") {
-        return Verdict::write(Risk::High, "sort --compress-program runs a program");
-    }
-    if p.dynamic {
-        return cmd.dynamic_write();
-    }
-    Verdict::read("sort only reads")
-}
-
 fn tail(cmd: &Cmd<'_>) -> Verdict {
     let p = cmd.parse(Spec {
         short_values: "ncs",
@@ -283,18 +256,27 @@ fn tail(cmd: &Cmd<'_>) -> Verdict {
         .because("tail -f follows the file forever")
 }
 
-fn compressor(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "S",
-        long_values: &["suffix"],
-        ..Spec::default()
-    });
-    if p.flag('c', "stdout") || p.flag('l', "list") || p.flag('t', "test") || p.long("to-stdout") {
-        Verdict::read(format!("{} to standard output only reads", cmd.name))
-    } else {
-        Verdict::write(
-            Risk::Medium,
-            format!("{} replaces files in place", cmd.name),
-        )
+/// lz4: `rules/lz4.toml` decides; `-B`, `-b`, `-e`, `-i` take attached digits (and `-B`
+/// the letters D, I, X), after which lz4 reads the rest of the word as more flags.
+fn lz4(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("lz4") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    for id in ["B", "b", "e", "i"] {
+        for o in w.all(id) {
+            let ok = o.fixed().is_some_and(|v| {
+                v.chars()
+                    .all(|c| c.is_ascii_digit() || (id == "B" && "DIX".contains(c)))
+            }) || o.value.is_none();
+            if !ok {
+                return Verdict::unknown(format!(
+                    "lz4 {}{}: lz4 reads what follows the digits as more flags",
+                    o.written,
+                    o.fixed().unwrap_or("…")
+                ));
+            }
+        }
     }
+    options::judge("lz4", &w)
 }

@@ -5,6 +5,7 @@ use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
+use crate::policy::options::judge;
 
 /// Read when some word names a query and none names a change.
 pub(crate) fn by_words(
@@ -57,57 +58,18 @@ fn by_flags(cmd: &Cmd<'_>, shorts: &str, longs: &[&str], empty_read: bool) -> Ve
     }
 }
 
-/// nmap's options that write files, run scripts or pick targets at random. nmap parses
-/// with getopt_long_only: `-script` is `--script`, and prefixes are accepted.
-const NMAP_WRITES: &[&str] = &[
-    "oN",
-    "oX",
-    "oS",
-    "oG",
-    "oA",
-    "script",
-    "script-args",
-    "script-args-file",
-    "script-trace",
-    "script-updatedb",
-    "resume",
-    "datadir",
-    "servicedb",
-    "versiondb",
-    "append-output",
-    "iR",
-];
-
+/// nmap: `rules/nmap.toml` decides; `-sC` (scan type letters after `-s`) runs scripts.
 fn nmap(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "bDegiMmoPpSsT",
-        long_values: &[
-            "script",
-            "script-args",
-            "datadir",
-            "resume",
-            "oN",
-            "oX",
-            "oG",
-            "oA",
-        ],
-        long_only: true,
-        ..Spec::default()
-    });
-    let scripts = p.short_values('s').any(|v| v.contains('C'));
-    let random = p.short_values('i').any(|v| v.starts_with('R'));
-    match NMAP_WRITES.iter().find(|n| p.long(n)) {
-        Some(f) => Verdict::write(
-            Risk::Medium,
-            format!("nmap --{f} writes files or runs scripts"),
-        ),
-        None if p.short('o') || p.short('A') || scripts || random => Verdict::write(
-            Risk::Medium,
-            "nmap -o/-A/-sC/-iR writes files, runs scripts or scans at random",
-        ),
-        None if cmd.has_dynamic() => cmd.dynamic_write(),
-        None => Verdict::read("nmap only probes"),
+    let w = match cmd.walk("nmap") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    if w.all("s")
+        .any(|o| o.fixed().is_none_or(|t| t.contains('C')))
+    {
+        return Verdict::write(Risk::Medium, "nmap -sC runs the default scripts");
     }
+    judge("nmap", &w)
 }
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
@@ -380,19 +342,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("prlimit only reports")
             }
         }
-        "busctl" => by_words(
-            cmd,
-            &[
-                "list",
-                "status",
-                "tree",
-                "introspect",
-                "get-property",
-                "help",
-            ],
-            &["call", "set-property", "emit", "capture", "monitor"],
-            true,
-        ),
         "ipmitool" => by_words(
             cmd,
             &[

@@ -15,6 +15,7 @@ mod kubernetes;
 mod misc;
 mod network;
 mod packages;
+mod parted;
 mod proxmox;
 mod redis;
 mod report_only;

@@ -396,27 +396,35 @@ fn tcpdump(cmd: &Cmd<'_>) -> Verdict {
 }
 
 /// tshark and dumpcap (not yet converted to option tables).
+/// tshark and dumpcap: their tables decide; a live capture without a count, an
+/// autostop condition or a file to read runs until stopped (rewritten with `-c 100`).
 fn capture(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "cCwWiGrsyBEFmMTzZbfaAjJ",
-        long_values: &["count", "interface"],
-        ..Spec::default()
-    });
-    if p.short('w') || p.short('z') || p.short('Z') || p.short('b') {
-        return Verdict::write(
-            Risk::Medium,
-            format!("{} -w writes a capture file", cmd.name),
-        );
-    }
-    if p.short('c') || p.short('r') || p.short('a') {
-        return Verdict::read(format!("{} with a count only captures", cmd.name));
+    let w = match cmd.walk(cmd.name) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(cmd.name, &w);
+    let ends = [
+        "c",
+        "autostop",
+        "read-file",
+        "list-interfaces",
+        "list-data-link-types",
+        "list-time-stamp-types",
+        "G",
+        "d",
+        "help",
+        "version",
+    ];
+    if v.is_write() || ends.iter().any(|id| w.has(id)) {
+        return v;
     }
     let rewrite = format!(
         "{} -c 100 {}",
         cmd.name,
         super::super::word::join_src(cmd.args)
     );
-    Verdict::read(format!("{} only captures", cmd.name))
+    v.because(format!("{} captures until stopped", cmd.name))
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 

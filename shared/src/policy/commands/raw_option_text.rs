@@ -58,11 +58,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "find -exec: a payload word that starts with {} cannot be an option",
     ),
     (
-        "text.rs",
-        "!t.starts_with('-') && !t.is_empty()",
-        "tar: old-style option letters without a dash",
-    ),
-    (
         "vcs.rs",
         "w.text.as_str(),",
         "git write verbs: only decides whether a write also opens an editor",

@@ -4,7 +4,7 @@
 use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
-use super::{Cmd, by_subcommand};
+use super::{Cmd, by_subcommand, parted};
 use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
@@ -93,34 +93,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "mdadm" => cmd.by_table("mdadm"),
         "btrfs" => btrfs(cmd),
         "sgdisk" => cmd.by_table("sgdisk"),
-        "fdisk" | "sfdisk" | "gdisk" => {
-            let p = cmd.parse(Spec::default());
-            let read = p.flag('l', "list")
-                || (cmd.name == "sfdisk"
-                    && (p.flag('d', "dump") || p.short('J') || p.long("json")));
-            if read {
-                Verdict::read(format!("{} -l only lists", cmd.name))
-            } else {
-                Verdict::write(Risk::High, format!("{} edits partition tables", cmd.name))
-            }
-        }
-        "parted" => {
-            let p = cmd.parse(Spec::default());
-            let texts: Vec<&str> = p.positionals.iter().filter_map(|w| w.fixed()).collect();
-            let units = [
-                "s", "B", "kB", "MB", "MiB", "GB", "GiB", "TB", "TiB", "%", "cyl", "chs",
-                "compact", "unit", "print", "p", "free", "list", "all", "help",
-            ];
-            if p.flag('l', "list")
-                || (texts.len() >= 2
-                    && texts[1..].iter().any(|t| matches!(*t, "print" | "p"))
-                    && texts[1..].iter().all(|t| units.contains(t)))
-            {
-                Verdict::read("parted print only lists")
-            } else {
-                Verdict::write(Risk::High, "parted edits partition tables")
-            }
-        }
+        "fdisk" | "sfdisk" | "gdisk" => cmd.by_table(cmd.name),
+        "parted" => parted::parted(cmd),
         "hdparm" => {
             let p = cmd.parse(Spec::default());
             let read_only = !cmd.has_dynamic() && p.unlisted("IitTgCv", &[]).is_none();

@@ -1,10 +1,10 @@
-//! systemd tools: systemctl, journalctl, service, hostnamectl, timedatectl, loginctl,
-//! resolvectl, networkctl, systemd-analyze, coredumpctl.
+//! systemd tools: systemctl, journalctl, service, hostnamectl, timedatectl, localectl,
+//! loginctl, resolvectl, networkctl, busctl, systemd-analyze, coredumpctl, systemd-cgls,
+//! systemd-cgtop. All but `service` are read with their option tables (`rules/*.toml`).
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
-use super::{Cmd, by_subcommand};
+use super::Cmd;
 use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
@@ -12,114 +12,14 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "systemctl" => systemctl(cmd),
         "journalctl" => journalctl(cmd),
         "service" => service(cmd),
-        "hostnamectl" => by_subcommand(cmd, Spec::default(), &["status", "show"], true),
-        "timedatectl" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "status",
-                "show",
-                "list-timezones",
-                "timesync-status",
-                "show-timesync",
-            ],
-            true,
-        ),
-        "localectl" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "status",
-                "list-locales",
-                "list-keymaps",
-                "list-x11-keymap-models",
-                "list-x11-keymap-layouts",
-            ],
-            true,
-        ),
-        "loginctl" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "list-sessions",
-                "session-status",
-                "show-session",
-                "list-users",
-                "user-status",
-                "show-user",
-                "list-seats",
-                "seat-status",
-                "show-seat",
-            ],
-            true,
-        ),
-        "resolvectl" => {
-            let settable = [
-                "dns",
-                "domain",
-                "default-route",
-                "llmnr",
-                "mdns",
-                "dnssec",
-                "dnsovertls",
-                "nta",
-                "log-level",
-            ];
-            let words = cmd.parse(Spec::default()).words();
-            match words.first() {
-                Some(s) if settable.contains(s) && words.len() > 2 => Verdict::write(
-                    Risk::High,
-                    format!("resolvectl {s} LINK VALUE changes DNS settings"),
-                ),
-                Some(&"monitor") => Verdict::read("resolvectl monitor only reads")
-                    .unbounded(UnboundedCategory::Stream, None),
-                _ => by_subcommand(
-                    cmd,
-                    Spec::default(),
-                    &[
-                        "status",
-                        "query",
-                        "service",
-                        "openpgp",
-                        "tlsa",
-                        "statistics",
-                        "dns",
-                        "domain",
-                        "default-route",
-                        "llmnr",
-                        "mdns",
-                        "dnssec",
-                        "dnsovertls",
-                        "nta",
-                        "log-level",
-                    ],
-                    true,
-                ),
-            }
+        "hostnamectl" | "localectl" | "loginctl" | "networkctl" | "busctl" | "systemd-cgls" => {
+            cmd.by_table(cmd.name)
         }
-        "networkctl" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &["list", "status", "lldp", "label"],
-            true,
-        ),
+        "timedatectl" => timedatectl(cmd),
+        "resolvectl" => resolvectl(cmd),
         "systemd-analyze" => cmd.by_table("systemd-analyze"),
         "coredumpctl" => coredumpctl(cmd),
-        "systemd-cgtop" => {
-            let p = cmd.parse(Spec {
-                short_values: "nd",
-                long_values: &["iterations", "delay", "depth"],
-                ..Spec::default()
-            });
-            if p.flag('n', "iterations") {
-                Verdict::read("systemd-cgtop with iterations ends")
-            } else {
-                Verdict::read("systemd-cgtop only reads").unbounded(
-                    UnboundedCategory::Stream,
-                    Some(format!("{} -b -n 1", cmd.src())),
-                )
-            }
-        }
+        "systemd-cgtop" => cgtop(cmd),
         _ => return None,
     };
     Some(v)
@@ -177,28 +77,59 @@ fn service(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// timedatectl: `rules/timedatectl.toml` decides; `--monitor` follows timesyncd forever.
+fn timedatectl(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("timedatectl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("timedatectl", &w);
+    if w.has("monitor") && !v.is_write() {
+        return v.unbounded(UnboundedCategory::Stream, None);
+    }
+    v
+}
+
+/// resolvectl: `rules/resolvectl.toml` decides; `monitor` follows forever.
+fn resolvectl(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("resolvectl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("resolvectl", &w);
+    if w.path.first().map(String::as_str) == Some("monitor") && !v.is_write() {
+        return v.unbounded(UnboundedCategory::Stream, None);
+    }
+    v
+}
+
+/// coredumpctl: `rules/coredumpctl.toml` decides; `debug` is an interactive debugger.
 fn coredumpctl(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "oFDS",
-        long_values: &[
-            "output",
-            "field",
-            "directory",
-            "since",
-            "until",
-            "file",
-            "debugger",
-            "debugger-arguments",
-        ],
-        ..Spec::default()
-    });
-    if p.flag('o', "output") {
-        return Verdict::write(Risk::Low, "coredumpctl -o writes a file");
+    let w = match cmd.walk("coredumpctl") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("coredumpctl", &w);
+    if matches!(w.path.first().map(String::as_str), Some("debug" | "gdb")) {
+        return v.unbounded(UnboundedCategory::Tty, None);
     }
-    match p.first() {
-        None | Some("list" | "info") => Verdict::read("coredumpctl lists or shows core dumps"),
-        Some("dump") => Verdict::read("coredumpctl dump writes to standard output"),
-        Some(other) => Verdict::unknown(format!("coredumpctl {other} starts a debugger"))
-            .unbounded(UnboundedCategory::Tty, None),
+    v
+}
+
+/// systemd-cgtop: `rules/systemd-cgtop.toml` decides; without iterations it refreshes
+/// forever (rewritten in batch mode for one iteration).
+fn cgtop(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("systemd-cgtop") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("systemd-cgtop", &w);
+    if v.is_write() || w.has("iterations") || w.has("1") {
+        return v;
     }
+    v.because("systemd-cgtop refreshes until stopped")
+        .unbounded(
+            UnboundedCategory::Stream,
+            Some(format!("{} -b -n 1", cmd.src())),
+        )
 }

@@ -1,6 +1,6 @@
-//! Text and file-tree tools with dual uses: find, sed, awk, tar.
+//! Text and file-tree tools with dual uses: find, sed, awk, tar (GNU tar, with its table).
 
-use super::super::args::Spec;
+use super::super::options;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::super::word::Word;
@@ -11,7 +11,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "find" => find(cmd),
         "sed" | "gsed" => sed::classify(cmd),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk::classify(cmd),
-        "tar" | "bsdtar" => tar(cmd),
+        "tar" => tar(cmd),
         _ => return None,
     };
     Some(v)
@@ -72,133 +72,34 @@ fn find(cmd: &Cmd<'_>) -> Verdict {
     v
 }
 
+/// GNU tar: `rules/tar.toml` decides, after the old form (`tar tvf A`) is expanded. An
+/// extraction is a read only to standard output (`-O`), a creation only when every `-f`
+/// is `-`; an archive name with a colon is on another host, reached through rsh.
 fn tar(cmd: &Cmd<'_>) -> Verdict {
-    const DANGEROUS: &[&str] = &[
-        "to-command",
-        "use-compress-program",
-        "checkpoint-action",
-        "info-script",
-        "new-volume-script",
-        "rsh-command",
-        "rmt-command",
-        "index-file",
-        "listed-incremental",
-        "remove-files",
-        "backup",
-        "overwrite",
-        "unlink-first",
-        "recursive-unlink",
-        "volno-file",
-    ];
-    let mut args: Vec<Word> = cmd.args.to_vec();
-    // Old style: the first word is a cluster of option letters without a dash.
-    if let Some(first) = args.first().and_then(|w| w.lit()).filter(|t| {
-        !t.starts_with('-') && !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic())
-    }) {
-        args[0] = Word::literal(&format!("-{first}"));
+    let expanded = match options::table("tar") {
+        Some(Ok(t)) => options::old_style(t, cmd.args),
+        _ => None,
+    };
+    let w = match cmd.walk_args(expanded.as_deref().unwrap_or(cmd.args), "tar") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("tar", &w);
+    if v.is_write() {
+        return v;
     }
-    let p = cmd.parse_args(
-        &args,
-        Spec {
-            short_values: "fCbFgIKLNTVX",
-            long_values: &[
-                "file",
-                "directory",
-                "files-from",
-                "exclude-from",
-                "use-compress-program",
-                "to-command",
-                "checkpoint-action",
-                "info-script",
-                "new-volume-script",
-                "rsh-command",
-                "rmt-command",
-                "index-file",
-                "listed-incremental",
-                "transform",
-                "exclude",
-                "owner",
-                "group",
-                "mode",
-                "blocking-factor",
-                "newer",
-                "after-date",
-                "format",
-                "label",
-                "volno-file",
-            ],
-            long_flags: &[
-                "list",
-                "extract",
-                "get",
-                "create",
-                "diff",
-                "compare",
-                "append",
-                "update",
-                "catenate",
-                "delete",
-                "to-stdout",
-                "verbose",
-                "gzip",
-                "bzip2",
-                "xz",
-                "zstd",
-                "numeric-owner",
-                "force-local",
-                "test-label",
-            ],
-            ..Spec::default()
-        },
-    );
-    if p.dynamic {
-        return cmd.dynamic_write();
+    if w.has("extract") && !w.has("to-stdout") {
+        return Verdict::write(Risk::High, "tar -x extracts files");
     }
-    if let Some(d) = DANGEROUS.iter().find(|d| p.long(d)) {
-        return Verdict::write(
-            Risk::High,
-            format!("tar --{d} runs programs or changes files"),
-        );
+    let files: Vec<Option<&str>> = w.all("file").map(|o| o.fixed()).collect();
+    if w.has("create") && (files.is_empty() || files.iter().any(|f| *f != Some("-"))) {
+        return Verdict::write(Risk::Medium, "tar -c writes an archive");
     }
-    for (c, why) in [
-        ('I', "runs a compression program"),
-        ('F', "runs a volume script"),
-        ('g', "writes a snapshot file"),
-        ('K', "starts extraction mid-archive"),
-        ('U', "unlinks files"),
-    ] {
-        if p.short(c) {
-            return Verdict::write(Risk::High, format!("tar -{c} {why}"));
-        }
-    }
-    let archive = p.value(Some('f'), "file");
-    if archive.is_some_and(|a| a.contains(':')) && !p.long("force-local") {
+    if !w.has("force-local") && files.iter().flatten().any(|f| f.contains(':')) {
         return Verdict::write(
             Risk::High,
             "tar archive on a remote host runs a remote shell",
         );
     }
-    let to_stdout = p.flag('O', "to-stdout");
-    if p.flag('t', "list") || p.flag('d', "diff") || p.long("compare") || p.long("test-label") {
-        return Verdict::read("tar lists or compares an archive");
-    }
-    if p.flag('x', "extract") || p.long("get") {
-        return if to_stdout {
-            Verdict::read("tar -x -O extracts to standard output only")
-        } else {
-            Verdict::write(Risk::High, "tar -x extracts files")
-        };
-    }
-    if p.flag('c', "create") {
-        return if archive == Some("-") {
-            Verdict::read("tar -c to standard output only reads the files")
-        } else {
-            Verdict::write(Risk::Medium, "tar -c writes an archive")
-        };
-    }
-    if p.flag('r', "append") || p.flag('u', "update") || p.flag('A', "catenate") || p.long("delete")
-    {
-        return Verdict::write(Risk::Medium, "tar changes an archive");
-    }
-    Verdict::unknown("tar without a recognised mode")
+    v
 }

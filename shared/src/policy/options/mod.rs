@@ -12,13 +12,12 @@
 //! - `tools`: the program names the table is for;
 //! - parsing: `abbreviate` (getopt_long accepts unique prefixes of long options; `false`
 //!   for Go/cobra and clap tools), `bundle` (`-qo F` is `-q -o F`), `stop_at_operand`
-//!   (POSIX: options end at the first operand; otherwise GNU permutation);
+//!   (POSIX: options end at the first operand; otherwise GNU permutation), `long_only`
+//!   (getopt_long_only: a one-dash word is a long option first, nmap's `-oN F`);
 //! - options, by arity: `flags` (no value), `values` (a required value: `-oF`, `-o F`,
 //!   `--output=F`, `--output F`), `optional` (a value only when attached: `-iR`,
 //!   `--replace=R`). An entry is `"-o --output"` (the names of one option) or a table
-//!   `{ names = "-o --output", effect = "write-file", why = "…" }`; a name with one dash
-//!   and several letters (`-readonly`) is a long option spelled with one dash, matched in
-//!   full and never with `=value` (sqlite3); `--readonly` names it too;
+//!   `{ names = "-o --output", effect = "write-file", why = "…" }`;
 //! - effects: `read` (the default), `write`, `exec` (runs a program), `config` (reads
 //!   options or commands from a file), `write-file` (the value is a file written;
 //!   `/dev/null`, `/dev/stdout`, `/dev/stderr`, and `-` when `dash = true`, are not),
@@ -44,12 +43,15 @@ mod walk;
 #[cfg(test)]
 mod probe;
 #[cfg(test)]
+mod probe_list;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use judge::judge;
 pub(crate) use table::{Class, Effect, Table};
 pub(crate) use walk::{Walk, walk};
 
+use crate::policy::word::Word;
 use std::sync::LazyLock;
 
 /// Every table, by file name: the parts of one table (a long one is split into files of
@@ -59,8 +61,32 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("apt-mark", &[include_str!("../rules/apt-mark.toml")]),
     ("ceph", &[include_str!("../rules/ceph.toml")]),
     ("compose", &[include_str!("../rules/compose.toml")]),
+    ("busctl", &[include_str!("../rules/busctl.toml")]),
+    ("bzip2", &[include_str!("../rules/bzip2.toml")]),
+    ("lz4", &[include_str!("../rules/lz4.toml")]),
+    ("pigz", &[include_str!("../rules/pigz.toml")]),
+    ("sort", &[include_str!("../rules/sort.toml")]),
+    ("tar", &[include_str!("../rules/tar.toml")]),
+    ("coredumpctl", &[include_str!("../rules/coredumpctl.toml")]),
+    ("hostnamectl", &[include_str!("../rules/hostnamectl.toml")]),
+    ("localectl", &[include_str!("../rules/localectl.toml")]),
+    ("loginctl", &[include_str!("../rules/loginctl.toml")]),
+    ("networkctl", &[include_str!("../rules/networkctl.toml")]),
+    ("resolvectl", &[include_str!("../rules/resolvectl.toml")]),
+    (
+        "systemd-cgls",
+        &[include_str!("../rules/systemd-cgls.toml")],
+    ),
+    (
+        "systemd-cgtop",
+        &[include_str!("../rules/systemd-cgtop.toml")],
+    ),
+    ("timedatectl", &[include_str!("../rules/timedatectl.toml")]),
     ("crictl", &[include_str!("../rules/crictl.toml")]),
+    ("fdisk", &[include_str!("../rules/fdisk.toml")]),
+    ("gdisk", &[include_str!("../rules/gdisk.toml")]),
     ("curl", &[include_str!("../rules/curl.toml")]),
+    ("dumpcap", &[include_str!("../rules/dumpcap.toml")]),
     (
         "docker",
         &[
@@ -86,6 +112,8 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("mysql", &[include_str!("../rules/mysql.toml")]),
     ("mysqladmin", &[include_str!("../rules/mysqladmin.toml")]),
     ("pct", &[include_str!("../rules/pct.toml")]),
+    ("nmap", &[include_str!("../rules/nmap.toml")]),
+    ("parted", &[include_str!("../rules/parted.toml")]),
     ("pg_dump", &[include_str!("../rules/pg_dump.toml")]),
     ("pg_dumpall", &[include_str!("../rules/pg_dumpall.toml")]),
     ("podman", &[include_str!("../rules/podman.toml")]),
@@ -95,6 +123,7 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("pvesm", &[include_str!("../rules/pvesm.toml")]),
     ("qm", &[include_str!("../rules/qm.toml")]),
     ("redis-cli", &[include_str!("../rules/redis-cli.toml")]),
+    ("sfdisk", &[include_str!("../rules/sfdisk.toml")]),
     ("sgdisk", &[include_str!("../rules/sgdisk.toml")]),
     ("sqlite3", &[include_str!("../rules/sqlite3.toml")]),
     ("systemctl", &[include_str!("../rules/systemctl.toml")]),
@@ -103,6 +132,7 @@ const SOURCES: &[(&str, &[&str])] = &[
         &[include_str!("../rules/systemd-analyze.toml")],
     ),
     ("tcpdump", &[include_str!("../rules/tcpdump.toml")]),
+    ("tshark", &[include_str!("../rules/tshark.toml")]),
     ("uniq", &[include_str!("../rules/uniq.toml")]),
     ("watch", &[include_str!("../rules/watch.toml")]),
     ("wget", &[include_str!("../rules/wget.toml")]),
@@ -144,4 +174,35 @@ fn src_names(src: &str, program: &str) -> bool {
     src.lines()
         .filter(|l| l.trim_start().starts_with("tools"))
         .any(|l| l.contains(&format!("\"{program}\"")))
+}
+
+/// The old form of options (tar's `tar cfb A 20`): a first word without a dash is a
+/// cluster of letters, each taking its value, if any, from the next words in turn. The
+/// arguments are returned rewritten as the walk reads them (`-c -f A -b 20 …`); `None`
+/// when the first word is not such a cluster. A letter the table does not declare stays
+/// an option, which the walk then denies.
+pub(crate) fn old_style(table: &Table, args: &[Word]) -> Option<Vec<Word>> {
+    let (first, rest) = args.split_first()?;
+    let cluster = first
+        .lit()
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()))?;
+    let mut values = rest.iter();
+    let mut out = Vec::new();
+    for c in cluster.chars() {
+        out.push(Word::literal(&format!("-{c}")));
+        let takes = table
+            .root
+            .opts
+            .iter()
+            .find(|o| o.shorts.contains(&c))
+            .is_some_and(|o| o.arity != table::Arity::None);
+        if takes {
+            match values.next() {
+                Some(v) => out.push(v.clone()),
+                None => break,
+            }
+        }
+    }
+    out.extend(values.cloned());
+    Some(out)
 }

@@ -5,6 +5,7 @@
 //! the help shows but the table lacks are only listed: the engine denies them anyway.
 //! A tool that is not installed is skipped with a note.
 
+use super::probe_list::{COBRA, KNOWN, LONG_ONLY, PROBES, SINGLE_DASH};
 use super::table;
 use super::table::{Arity, Node, OptSpec, Table};
 use std::process::Command;
@@ -16,161 +17,6 @@ enum Shown {
     Required,
     Optional,
 }
-
-/// (table tool, subcommand path, help command). The help command runs without a shell.
-const PROBES: &[(&str, &[&str], &[&str])] = &[
-    ("curl", &[], &["curl", "--help", "all"]),
-    ("systemctl", &[], &["systemctl", "--help"]),
-    ("journalctl", &[], &["journalctl", "--help"]),
-    ("systemd-analyze", &[], &["systemd-analyze", "--help"]),
-    ("psql", &[], &["psql", "--help"]),
-    ("xargs", &[], &["xargs", "--help"]),
-    ("watch", &[], &["watch", "--help"]),
-    ("gzip", &[], &["gzip", "--help"]),
-    ("xz", &[], &["xz", "--long-help"]),
-    ("uniq", &[], &["uniq", "--help"]),
-    ("zstd", &[], &["zstd", "-H"]),
-    ("sgdisk", &[], &["sgdisk", "--help"]),
-    ("kubectl", &[], &["kubectl", "options"]),
-    ("kubectl", &["get"], &["kubectl", "get", "--help"]),
-    ("kubectl", &["logs"], &["kubectl", "logs", "--help"]),
-    ("kubectl", &["exec"], &["kubectl", "exec", "--help"]),
-    (
-        "kubectl",
-        &["rollout", "status"],
-        &["kubectl", "rollout", "status", "--help"],
-    ),
-    ("docker", &[], &["docker", "--help"]),
-    ("docker", &["ps"], &["docker", "ps", "--help"]),
-    ("docker", &["logs"], &["docker", "logs", "--help"]),
-    ("docker", &["inspect"], &["docker", "inspect", "--help"]),
-    ("docker", &["stats"], &["docker", "stats", "--help"]),
-    ("docker", &["events"], &["docker", "events", "--help"]),
-    ("docker", &["exec"], &["docker", "exec", "--help"]),
-    ("docker", &["save"], &["docker", "save", "--help"]),
-    ("docker", &["images"], &["docker", "images", "--help"]),
-    (
-        "docker",
-        &["system", "df"],
-        &["docker", "system", "df", "--help"],
-    ),
-    (
-        "docker",
-        &["swarm", "ca"],
-        &["docker", "swarm", "ca", "--help"],
-    ),
-    ("git", &["ls-files"], &["git", "ls-files", "-h"]),
-    ("git", &["ls-tree"], &["git", "ls-tree", "-h"]),
-    ("git", &["ls-remote"], &["git", "ls-remote", "-h"]),
-    ("git", &["cat-file"], &["git", "cat-file", "-h"]),
-    ("git", &["describe"], &["git", "describe", "-h"]),
-    ("git", &["grep"], &["git", "grep", "-h"]),
-    ("git", &["for-each-ref"], &["git", "for-each-ref", "-h"]),
-    ("git", &["show-ref"], &["git", "show-ref", "-h"]),
-    ("git", &["archive"], &["git", "archive", "-h"]),
-    ("git", &["fsck"], &["git", "fsck", "-h"]),
-    ("git", &["help"], &["git", "help", "-h"]),
-    ("git", &["branch"], &["git", "branch", "-h"]),
-    ("git", &["tag"], &["git", "tag", "-h"]),
-    ("git", &["blame"], &["git", "blame", "-h"]),
-    ("git", &["shortlog"], &["git", "shortlog", "-h"]),
-    ("git", &["count-objects"], &["git", "count-objects", "-h"]),
-    ("git", &["name-rev"], &["git", "name-rev", "-h"]),
-    ("git", &["merge-base"], &["git", "merge-base", "-h"]),
-    ("git", &["check-ignore"], &["git", "check-ignore", "-h"]),
-    ("git", &["cherry"], &["git", "cherry", "-h"]),
-    ("git", &["show-branch"], &["git", "show-branch", "-h"]),
-    // `git config -h` shows only the usage; after `--list` it shows every option.
-    ("git", &["config"], &["git", "config", "--list", "-h"]),
-    ("git", &["config", "get"], &["git", "config", "get", "-h"]),
-    ("git", &["config", "list"], &["git", "config", "list", "-h"]),
-    ("wget", &[], &["wget", "--help"]),
-    ("pg_dump", &[], &["pg_dump", "--help"]),
-    ("pg_dumpall", &[], &["pg_dumpall", "--help"]),
-    ("mysql", &[], &["mysql", "--help"]),
-    ("mysqladmin", &[], &["mysqladmin", "--help"]),
-    ("ceph", &[], &["ceph", "--help"]),
-    ("docker-compose", &[], &["docker-compose", "--help"]),
-    (
-        "docker-compose",
-        &["ps"],
-        &["docker-compose", "ps", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["config"],
-        &["docker-compose", "config", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["images"],
-        &["docker-compose", "images", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["logs"],
-        &["docker-compose", "logs", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["version"],
-        &["docker-compose", "version", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["port"],
-        &["docker-compose", "port", "--help"],
-    ),
-    (
-        "docker-compose",
-        &["exec"],
-        &["docker-compose", "exec", "--help"],
-    ),
-    ("sqlite3", &[], &["sqlite3", "-help"]),
-    ("redis-cli", &[], &["redis-cli", "--help"]),
-    ("podman", &[], &["podman", "--help"]),
-    ("podman", &["ps"], &["podman", "ps", "--help"]),
-    ("podman", &["logs"], &["podman", "logs", "--help"]),
-    ("podman", &["exec"], &["podman", "exec", "--help"]),
-    ("podman", &["inspect"], &["podman", "inspect", "--help"]),
-    ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
-];
-
-/// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
-/// after the name for an option that takes a value.
-const COBRA: &[&str] = &["docker", "podman", "helm"];
-
-/// Tools whose help shows long options with one dash (`-readonly`, `-cmd COMMAND`).
-const SINGLE_DASH: &[&str] = &["sqlite3"];
-
-/// Arities that differ from the help text on purpose, with why.
-const KNOWN: &[(&str, &str, &str)] = &[
-    // curl's help shows `--help <category>`, but the category is optional: declared as a
-    // flag, so an option after it is seen (the help request ends curl before any write).
-    ("curl", "help", "help's category is optional"),
-    // The brackets are part of the value (`[protocol://]host[:port]`), which is required.
-    ("curl", "proxy", "a required value shown with brackets"),
-    ("curl", "preproxy", "a required value shown with brackets"),
-    // `--help=commands` and `--help=variables` are listed as examples of `--help[=TOPIC]`.
-    ("psql", "help", "optional topic, shown as examples"),
-    // zstd's own parser takes a long option's value only after `=` (`--format=xz`), so
-    // they are declared optional (attached only); its help writes them `--format=zstd`.
-    ("zstd", "*", "values only after ="),
-    // pflag shows every option as `--name=default:`; these three have a NoOptDefVal, so
-    // a bare `--dry-run` is valid and the value must be attached.
-    ("kubectl", "dry-run", "pflag NoOptDefVal"),
-    ("kubectl", "validate", "pflag NoOptDefVal"),
-    ("kubectl", "cascade", "pflag NoOptDefVal"),
-    // wget's help shows `--hsts-file` bare; its option table (OPT_VALUE) takes a FILE.
-    ("wget", "hsts-file", "help omits the value"),
-    // redis-cli's help shows `-X` bare; its parser takes the tag that follows.
-    ("redis-cli", "X", "help omits the tag"),
-    // sqlite3 `-A ARGS...` takes every word after it as archive arguments; it is a write,
-    // declared as a flag with that effect.
-    ("sqlite3", "A", "a write whatever follows"),
-    // docker-compose v1 shows the value as a choice: `--ansi (never|always|auto)`.
-    ("docker-compose", "ansi", "a required choice in parentheses"),
-];
 
 fn help(cmd: &[&str]) -> Option<String> {
     let (prog, args) = cmd.split_first()?;
@@ -279,6 +125,60 @@ fn parse_help(
     out
 }
 
+/// Every option a long-only help line shows: each name before the `:` that ends the
+/// head, alternatives split on `/` and `;`, a `<…>` or `=` value required, `[…]` optional.
+fn parse_long_only_help(text: &str) -> Vec<(Option<char>, Option<String>, Shown)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('-') || line.len() - t.len() > 4 {
+            continue;
+        }
+        let head = t.split(": ").next().unwrap_or("").trim_end_matches(':');
+        let mut group: Vec<String> = Vec::new();
+        let mut shown = Shown::None;
+        let mut flush = |group: &mut Vec<String>, shown: Shown| {
+            for n in group.drain(..) {
+                let mut cs = n.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => out.push((Some(c), None, shown)),
+                    _ => out.push((None, Some(n), shown)),
+                }
+            }
+        };
+        for tok in head.split_whitespace() {
+            if tok.starts_with('-') {
+                flush(&mut group, shown);
+                shown = Shown::None;
+                let (names, arg) = match tok.find(['<', '[', '=']) {
+                    Some(i) => tok.split_at(i),
+                    None => (tok, ""),
+                };
+                group = names
+                    .split(['/', ';'])
+                    .map(|n| n.trim_start_matches('-').to_owned())
+                    .filter(|n| !n.is_empty())
+                    .collect();
+                if !arg.is_empty() {
+                    shown = if arg.starts_with('[') {
+                        Shown::Optional
+                    } else {
+                        Shown::Required
+                    };
+                }
+            } else if shown == Shown::None && (tok.starts_with('<') || tok.starts_with('[')) {
+                shown = if tok.starts_with('[') {
+                    Shown::Optional
+                } else {
+                    Shown::Required
+                };
+            }
+        }
+        flush(&mut group, shown);
+    }
+    out
+}
+
 fn node<'t>(t: &'t Table, path: &[&str]) -> Option<&'t Node> {
     path.iter().try_fold(&t.root, |n, p| n.subs.get(*p))
 }
@@ -315,7 +215,11 @@ fn arities_agree_with_the_installed_tools() {
             failures.push(format!("{tool}: no node {path:?}"));
             continue;
         };
-        let shown = parse_help(&text, COBRA.contains(tool), SINGLE_DASH.contains(tool));
+        let shown = if LONG_ONLY.contains(tool) {
+            parse_long_only_help(&text)
+        } else {
+            parse_help(&text, COBRA.contains(tool), SINGLE_DASH.contains(tool))
+        };
         let (mut checked, mut missing) = (0, Vec::new());
         for (short, long, form) in &shown {
             let Some(o) = find(n, *short, long.as_deref()) else {

@@ -63,9 +63,6 @@ pub(crate) struct OptSpec {
     pub id: String,
     pub shorts: Vec<char>,
     pub longs: Vec<String>,
-    /// Long names also written with one dash (`-readonly`, declared so in the table):
-    /// such a word names the option only in full, never with `=value` attached.
-    pub single: Vec<String>,
     pub arity: Arity,
     pub effect: Effect,
     pub why: Option<String>,
@@ -91,6 +88,9 @@ pub(crate) struct Node {
     /// operand of this node (git's PARSE_OPT_SUBCOMMAND_OPTIONAL: `git config get` and
     /// `git config user.name`).
     pub subcommand_optional: bool,
+    /// getopt_long_only: a word with one dash is a long option first (`-oN F`, `-script`),
+    /// a cluster of short options only when no long option matches it.
+    pub long_only: bool,
     pub needs_one_of: Vec<String>,
     pub max_operands: Option<usize>,
     /// Operands are only read with one of these options (`git branch -l PATTERN`); without
@@ -136,6 +136,7 @@ struct RawNode {
     bundle: Option<bool>,
     stop_at_operand: Option<bool>,
     subcommand_optional: Option<bool>,
+    long_only: Option<bool>,
     inherit: Option<bool>,
     #[serde(default)]
     flags: Vec<RawOpt>,
@@ -215,6 +216,7 @@ fn compile(raw: RawNode, parent: &Node, root: bool) -> Result<Node, String> {
         bundle: raw.bundle.unwrap_or(parent.bundle),
         stop_at_operand: raw.stop_at_operand.unwrap_or(false),
         subcommand_optional: raw.subcommand_optional.unwrap_or(false),
+        long_only: raw.long_only.unwrap_or(parent.long_only),
         needs_one_of: raw.needs_one_of,
         max_operands: raw.max_operands,
         operands_need_one_of: raw.operands_need_one_of,
@@ -303,6 +305,7 @@ fn leaf(parent: &Node) -> Node {
         inherit: true,
         abbreviate: parent.abbreviate,
         bundle: parent.bundle,
+        long_only: parent.long_only,
         ..Node::default()
     }
 }
@@ -318,7 +321,7 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
         },
         RawOpt::Full(f) => f,
     };
-    let (mut shorts, mut longs, mut single) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut shorts, mut longs) = (Vec::new(), Vec::new());
     for name in full.names.split_whitespace() {
         if let Some(long) = name.strip_prefix("--") {
             if long.is_empty() || long.contains('=') {
@@ -329,12 +332,6 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
             let mut cs = short.chars();
             match (cs.next(), cs.next()) {
                 (Some(c), None) if c != '-' => shorts.push(c),
-                // `-readonly`: a long option written with one dash (sqlite3); `--readonly`
-                // names it too.
-                (Some(c), Some(_)) if c.is_ascii_alphabetic() && !short.contains('=') => {
-                    single.push(short.to_owned());
-                    longs.push(short.to_owned());
-                }
                 _ => return Err(format!("bad short option {name:?}")),
             }
         } else {
@@ -357,7 +354,6 @@ fn option(raw: RawOpt, arity: Arity) -> Result<OptSpec, String> {
         id,
         shorts,
         longs,
-        single,
         arity,
         effect: full.effect,
         why: full.why,

@@ -109,48 +109,78 @@ fn like_copies_options_less_the_names_declared_here() {
     assert!(Table::parse("tools = [\"t\"]\n[sub.a]\nlike = \"b\"").is_err());
 }
 
-const SINGLE: &str = r#"
+const LONG_ONLY: &str = r#"
 tools = ["t"]
-abbreviate = false
-bundle = false
-flags = ["-A", "-readonly", "-json"]
-values = ["-cmd", "-separator"]
+long_only = true
+flags = ["-n", "--vv"]
+values = ["-p", "-s", "--oN", "--script", "--script-args"]
 "#;
 
-fn single(args: &str) -> (Vec<String>, Vec<String>, Option<String>) {
-    let t = Table::parse(SINGLE).unwrap();
-    let a = words(args);
-    let w = walk(&a, &t);
-    let ids = w.occs.iter().map(|o| o.opt.id.clone()).collect();
-    let ops = w
-        .operands
-        .iter()
-        .map(|(_, o)| o.fixed().unwrap_or("?").to_owned())
-        .collect();
-    (ids, ops, w.deny)
+#[test]
+fn long_only_reads_one_dash_long_options_first() {
+    let t = Table::parse(LONG_ONLY).unwrap();
+    let run = |args: &str| {
+        let a = words(args);
+        let w = walk(&a, &t);
+        let ids: Vec<String> = w.occs.iter().map(|o| o.opt.id.clone()).collect();
+        let vals: Vec<String> = w
+            .occs
+            .iter()
+            .map(|o| o.fixed().unwrap_or("").to_owned())
+            .collect();
+        (ids, vals, w.deny)
+    };
+    // An exact long name, a unique prefix, `=` values; a short letter alone stays short.
+    let (ids, vals, deny) = run("-oN F -script=x -vv -p 22");
+    assert_eq!(ids, ["oN", "script", "vv", "p"]);
+    assert_eq!(vals, ["F", "x", "", "22"]);
+    assert!(deny.is_none());
+    // No long option matches: glibc falls back to the short letter with the rest; a long
+    // name takes no attached value without `=` (`-oNF` is neither `-oN F` nor a short).
+    let (ids, vals, deny) = run("-sV -p22 -oNF");
+    assert_eq!(ids, ["s", "p"]);
+    assert_eq!(vals, ["V", "22"]);
+    assert!(deny.is_some());
+    // An ambiguous prefix is refused, as is a word matching neither.
+    assert!(run("-scr x").2.is_some());
+    assert!(run("-zz").2.is_some());
 }
 
+const SQLITE_LIKE: &str = r#"
+tools = ["t"]
+long_only = true
+abbreviate = false
+bundle = false
+flags = ["-A", "--readonly", "--json"]
+values = ["--cmd", "--separator"]
+"#;
+
 #[test]
-fn single_dash_long_options_are_named_in_full() {
+fn long_only_without_abbreviation_names_options_in_full() {
+    let t = Table::parse(SQLITE_LIKE).unwrap();
+    let run = |args: &str| {
+        let a = words(args);
+        let w = walk(&a, &t);
+        let ids: Vec<String> = w.occs.iter().map(|o| o.opt.id.clone()).collect();
+        let ops: Vec<String> = w
+            .operands
+            .iter()
+            .map(|(_, o)| o.fixed().unwrap_or("?").to_owned())
+            .collect();
+        (ids, ops, w.deny.clone())
+    };
     // One dash or two, anywhere on the line; a value is the next word.
-    let (ids, ops, deny) = single("-readonly db -cmd .tables --json -separator , q");
+    let (ids, ops, deny) = run("-readonly db -cmd .tables --json -separator , q");
     assert_eq!(ids, ["readonly", "cmd", "json", "separator"]);
     assert_eq!(ops, ["db", "q"]);
     assert!(deny.is_none());
-    // No prefixes, no `=value` on a single-dash word, no value on a flag.
-    assert!(single("-read db").2.unwrap().contains("-r"));
-    assert!(single("-cmd=.shell db").2.is_some());
-    assert!(single("-readonly=1 db").2.is_some());
-    assert!(
-        single("--readonly=1 db")
-            .2
-            .unwrap()
-            .contains("takes no value")
-    );
-    assert!(single("db -cmd").2.unwrap().contains("needs a value"));
+    // No prefixes; a flag given a value is not that flag (sqlite3 sees another word).
+    assert!(run("-read db").2.unwrap().contains("-read"));
+    assert!(run("-readonly=1 db").2.unwrap().contains("takes no value"));
+    assert!(run("--readonly=1 db").2.unwrap().contains("takes no value"));
+    assert!(run("db -cmd").2.unwrap().contains("needs a value"));
     // A one-letter option stays a short option.
-    assert_eq!(single("-A db").0, ["A"]);
-    assert!(Table::parse("tools = [\"t\"]\nflags = [\"-a=b\"]").is_err());
+    assert_eq!(run("-A db").0, ["A"]);
 }
 
 const OPTIONAL_SUB: &str = r#"

@@ -161,10 +161,9 @@ pub(crate) fn walk<'a, 't>(args: &'a [Word], table: &'t Table) -> Walk<'a, 't> {
             continue;
         }
         let found = if let Some(long) = text.strip_prefix("--") {
-            long_option(&mut w, &scope, long, args, &mut i)
-        } else if let Some(opt) = visible(&scope).find(|o| o.single.iter().any(|l| *l == text[1..]))
-        {
-            single_dash(&mut w, opt, text, args, &mut i)
+            long_option(&mut w, &scope, long, "--", args, &mut i)
+        } else if long_only_first(&scope, &text[1..]) {
+            long_option(&mut w, &scope, &text[1..], "-", args, &mut i)
         } else {
             short_options(&mut w, &scope, &text[1..], args, &mut i)
         };
@@ -203,10 +202,59 @@ fn value_of(w: &mut Walk<'_, '_>, args: &[Word], i: &mut usize) -> Option<Value>
     })
 }
 
+/// How a long name resolves: an exact name wins, else a unique prefix (when the node
+/// abbreviates).
+enum Long<'t> {
+    Found(&'t OptSpec),
+    Unknown,
+    Ambiguous,
+}
+
+fn lookup_long<'t>(scope: &[&'t Node], name: &str) -> Long<'t> {
+    let abbreviate = scope.last().is_some_and(|n| n.abbreviate);
+    if let Some(o) = visible(scope).find(|o| o.longs.iter().any(|l| l == name)) {
+        return Long::Found(o);
+    }
+    if !abbreviate {
+        return Long::Unknown;
+    }
+    let mut hits: Vec<&'t OptSpec> = visible(scope)
+        .filter(|o| o.longs.iter().any(|l| l.starts_with(name)))
+        .collect();
+    hits.dedup_by(|a, b| a.id == b.id);
+    match hits.as_slice() {
+        [one] => Long::Found(one),
+        [] => Long::Unknown,
+        _ => Long::Ambiguous,
+    }
+}
+
+/// For a getopt_long_only node, whether a one-dash word (`body` without its dash) is read
+/// as a long option: always, unless it is one declared short letter alone, or no long
+/// option matches it and its first letter is a short option (glibc's fallback). An
+/// ambiguous prefix is read as a long option, which the walk then denies.
+fn long_only_first(scope: &[&Node], body: &str) -> bool {
+    if !scope.last().is_some_and(|n| n.long_only) {
+        return false;
+    }
+    let short = |c: char| visible(scope).any(|o| o.shorts.contains(&c));
+    let mut cs = body.chars();
+    let first = cs.next();
+    if cs.next().is_none() && first.is_some_and(short) {
+        return false;
+    }
+    let name = body.split_once('=').map_or(body, |(n, _)| n);
+    match lookup_long(scope, name) {
+        Long::Found(_) | Long::Ambiguous => true,
+        Long::Unknown => !first.is_some_and(short),
+    }
+}
+
 fn long_option<'t>(
     w: &mut Walk<'_, 't>,
     scope: &[&'t Node],
     long: &str,
+    dash: &str,
     args: &[Word],
     i: &mut usize,
 ) -> Vec<Occ<'t>> {
@@ -214,46 +262,31 @@ fn long_option<'t>(
         Some((n, v)) => (n, Some(v)),
         None => (long, None),
     };
-    let abbreviate = scope.last().is_some_and(|n| n.abbreviate);
-    let exact = visible(scope).find(|o| o.longs.iter().any(|l| l == name));
-    let opt = match exact {
-        Some(o) => o,
-        None if !abbreviate => {
-            w.refuse(format!("--{name} is not an option in its table"));
+    let opt = match lookup_long(scope, name) {
+        Long::Found(o) => o,
+        Long::Unknown => {
+            w.refuse(format!("{dash}{name} is not an option in its table"));
             return Vec::new();
         }
-        None => {
-            let mut hits: Vec<&'t OptSpec> = visible(scope)
-                .filter(|o| o.longs.iter().any(|l| l.starts_with(name)))
-                .collect();
-            hits.dedup_by(|a, b| a.id == b.id);
-            match hits.as_slice() {
-                [one] => *one,
-                [] => {
-                    w.refuse(format!("--{name} is not an option in its table"));
-                    return Vec::new();
-                }
-                _ => {
-                    w.refuse(format!(
-                        "--{name} is ambiguous: it abbreviates several options"
-                    ));
-                    return Vec::new();
-                }
-            }
+        Long::Ambiguous => {
+            w.refuse(format!(
+                "{dash}{name} is ambiguous: it abbreviates several options"
+            ));
+            return Vec::new();
         }
     };
     let value = match (opt.arity, attached) {
         (Arity::None, Some(_)) => {
             // getopt_long refuses `--flag=value`; a tool that does not split at `=`
             // (sqlite3) sees an unknown option. Either way it is not this flag.
-            w.refuse(format!("--{name} takes no value"));
+            w.refuse(format!("{dash}{name} takes no value"));
             return Vec::new();
         }
         (_, Some(v)) => Some(Value::Fixed(v.to_owned())),
         (Arity::Required, None) => {
             let v = value_of(w, args, i);
             if v.is_none() {
-                w.refuse(format!("--{name} needs a value"));
+                w.refuse(format!("{dash}{name} needs a value"));
             }
             v
         }
@@ -262,35 +295,7 @@ fn long_option<'t>(
     };
     vec![Occ {
         opt,
-        written: format!("--{name}"),
-        value,
-        section: 0,
-    }]
-}
-
-/// A long option written with one dash, in full (`-readonly`, `-cmd SQL`): its value is
-/// always the next word, as sqlite3 reads it (`-cmd=X` is another, unknown, word).
-fn single_dash<'t>(
-    w: &mut Walk<'_, 't>,
-    opt: &'t OptSpec,
-    text: &str,
-    args: &[Word],
-    i: &mut usize,
-) -> Vec<Occ<'t>> {
-    let value = match opt.arity {
-        Arity::Required => {
-            let v = value_of(w, args, i);
-            if v.is_none() {
-                w.refuse(format!("{text} needs a value"));
-            }
-            v
-        }
-        Arity::OptionalNumeric if next_numeric(args, *i) => value_of(w, args, i),
-        _ => None,
-    };
-    vec![Occ {
-        opt,
-        written: text.to_owned(),
+        written: format!("{dash}{name}"),
         value,
         section: 0,
     }]
