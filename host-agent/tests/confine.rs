@@ -5,8 +5,10 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::process::{Command, Output, Stdio};
-use vigil_agent::exec::sandbox::thread::{self, Confinement};
+mod support;
+
+use std::process::{Command, Output};
+use vigil_agent::exec::sandbox::thread;
 
 const AGENT: &str = env!("CARGO_BIN_EXE_vigil-agent");
 
@@ -71,28 +73,8 @@ fn bad_flags_and_missing_commands_fail_before_anything_runs() {
 
 /// `sh -c script` spawned the way the agent spawns a host read, with `scratch` writable.
 async fn confined_sh(script: &str, scratch: &std::path::Path) -> (i32, String, String) {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let how = Confinement {
-        scratch: Some(scratch.to_owned()),
-        allow_unsandboxed: true,
-        reach: vigil_shared::policy::Reach::Network,
-    };
-    let out = thread::spawn(cmd, how)
-        .await
-        .unwrap()
-        .wait_with_output()
-        .await
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
+    let out = support::read(script, vigil_shared::policy::Reach::Network, scratch, true).await;
+    (out.code, out.stdout, out.stderr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

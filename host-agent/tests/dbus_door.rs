@@ -7,13 +7,15 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use vigil_agent::exec::sandbox::HiddenPaths;
 use vigil_agent::exec::sandbox::doors::{Door, dbus};
 use vigil_agent::exec::sandbox::mountns::Plan;
-use vigil_agent::exec::sandbox::thread::{self, Confinement};
+use vigil_agent::exec::sandbox::thread;
 use vigil_shared::policy::Reach;
 
 /// Debian's Python, which python3-dbus and python3-gi install into (not a pyenv one that
@@ -30,11 +32,7 @@ impl Drop for Killed {
 
 fn ready() -> bool {
     let mut missing = Vec::new();
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
-    if !root {
+    if !support::is_root() {
         missing.push("root");
     }
     for tool in ["dbus-daemon", "dbus-send"] {
@@ -56,15 +54,7 @@ fn ready() -> bool {
     if !modules {
         missing.push("python3-dbus and python3-gi for /usr/bin/python3");
     }
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the D-Bus door test cannot run under CI: missing {missing:?}"
-        );
-        eprintln!("skipped: missing {missing:?}");
-        return false;
-    }
-    true
+    support::missing_or_skip("the D-Bus door test", missing)
 }
 
 fn send(bus: &Path, method: &str, args: &[&str]) -> Command {
@@ -81,28 +71,9 @@ fn send(bus: &Path, method: &str, args: &[&str]) -> Command {
 }
 
 async fn read(script: &str, scratch: &Path) -> String {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let how = Confinement {
-        scratch: Some(scratch.to_owned()),
-        allow_unsandboxed: false,
-        reach: Reach::Sockets,
-    };
-    let out = thread::spawn(cmd, how)
+    support::read(script, Reach::Sockets, scratch, false)
         .await
-        .expect("the read starts")
-        .wait_with_output()
-        .await
-        .unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+        .text()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,33 +8,16 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixListener;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use vigil_agent::exec::sandbox::HiddenPaths;
 use vigil_agent::exec::sandbox::doors::{self, Door};
 use vigil_agent::exec::sandbox::mountns::Plan;
-use vigil_agent::exec::sandbox::thread::{self, Confinement};
+use vigil_agent::exec::sandbox::thread;
 use vigil_shared::policy::Reach;
-
-fn root() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or("");
-    if uid != "0" {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the door tests need root under CI"
-        );
-        eprintln!("skipped: not root");
-        return false;
-    }
-    true
-}
 
 /// A minimal HTTP/1.1 server (one request per connection) that records each request line
 /// and answers `200 {}`: a UNIX-socket engine or a TCP server.
@@ -55,27 +38,8 @@ fn record(stream: impl Read + Write, seen: &Mutex<Vec<String>>) {
 }
 
 async fn read(script: &str, reach: Reach, scratch: &std::path::Path) -> (i32, String) {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(script)
-        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let how = Confinement {
-        scratch: Some(scratch.to_owned()),
-        allow_unsandboxed: false,
-        reach,
-    };
-    let out = thread::spawn(cmd, how)
-        .await
-        .expect("the read starts")
-        .wait_with_output()
-        .await
-        .unwrap();
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), text)
+    let out = support::read(script, reach, scratch, false).await;
+    (out.code, out.text())
 }
 
 fn docker_answers() -> bool {
@@ -87,7 +51,7 @@ fn docker_answers() -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_reach_daemons_only_through_read_only_doors() {
-    if !root() {
+    if !support::root_or_skip("the door tests") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -7,56 +7,20 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::process::Stdio;
-use vigil_agent::exec::sandbox::HiddenPaths;
-use vigil_agent::exec::sandbox::thread::{self, Confinement};
+mod support;
 
-fn root() -> bool {
-    let uid = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("Uid:")
-                .map(|r| r.split_whitespace().next().unwrap_or("").to_owned())
-        })
-        .unwrap_or_default();
-    if uid != "0" {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the hiding tests need root under CI"
-        );
-        eprintln!("skipped: not root");
-        return false;
-    }
-    true
-}
+use vigil_agent::exec::sandbox::HiddenPaths;
+use vigil_agent::exec::sandbox::thread;
+use vigil_shared::policy::Reach;
 
 async fn read(script: &str, scratch: &std::path::Path) -> (i32, String) {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let how = Confinement {
-        scratch: Some(scratch.to_owned()),
-        allow_unsandboxed: false,
-        reach: vigil_shared::policy::Reach::Local,
-    };
-    let out = thread::spawn(cmd, how)
-        .await
-        .expect("the read starts")
-        .wait_with_output()
-        .await
-        .unwrap();
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), text)
+    let out = support::read(script, Reach::Local, scratch, false).await;
+    (out.code, out.text())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_paths_are_empty_to_reads_and_stay_hidden_when_replaced() {
-    if !root() {
+    if !support::root_or_skip("the hiding tests") {
         return;
     }
     let base = tempfile::tempdir().unwrap();

@@ -21,9 +21,9 @@ async fn local_id(ctrl: &Controller) -> String {
     value["agent_id"].as_str().expect("agent_id").to_owned()
 }
 
-#[tokio::test]
-async fn the_local_agent_connects_runs_commands_and_is_reused() {
-    let mut ctrl = Controller::start(ControllerOptions {
+/// A controller started with `--local-agent`, once its agent is connected.
+async fn with_local_agent() -> (Controller, String) {
+    let ctrl = Controller::start(ControllerOptions {
         extra_args: vec!["--local-agent".into()],
         ..ControllerOptions::default()
     })
@@ -35,6 +35,12 @@ async fn the_local_agent_connects_runs_commands_and_is_reused() {
         "the local agent did not connect:\n{}",
         ctrl.log()
     );
+    (ctrl, id)
+}
+
+#[tokio::test]
+async fn the_local_agent_connects_runs_commands_and_is_reused() {
+    let (mut ctrl, id) = with_local_agent().await;
     let agents = ctrl.api.agents().await;
     assert_eq!(agents.len(), 1, "{agents:?}");
     let outcome = ctrl.api.exec_json(&id, "uname -s").await.expect("exec");
@@ -70,18 +76,7 @@ async fn the_local_agent_connects_runs_commands_and_is_reused() {
 /// token, database) and to the agent's own state, while ordinary reads still work.
 #[tokio::test]
 async fn reads_never_see_the_controllers_secrets_whatever_the_role() {
-    let ctrl = Controller::start(ControllerOptions {
-        extra_args: vec!["--local-agent".into()],
-        ..ControllerOptions::default()
-    })
-    .await;
-    let id = local_id(&ctrl).await;
-    let connected = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
-    assert!(
-        connected,
-        "the local agent did not connect:\n{}",
-        ctrl.log()
-    );
+    let (ctrl, id) = with_local_agent().await;
     let (code, out, err) = ctrl.cli(&["apitoken", "create", "--role", "viewer", "--name", "v"]);
     assert_eq!(code, 0, "{out}{err}");
     let viewer = vigil_tests::Api::new(
