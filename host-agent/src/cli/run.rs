@@ -53,10 +53,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
         .map_err(|e| Error::io("resolving the state directory", e))?;
     let hidden = HiddenPaths::new([state_dir], config.sandbox.hide_defaults, &extra)
         .map_err(Error::Usage)?;
-    let doors = crate::exec::sandbox::doors::start(std::path::Path::new(
-        crate::exec::sandbox::doors::DOOR_DIR,
-    ))
-    .await;
+    let doors = crate::exec::sandbox::doors::start(&crate::exec::sandbox::doors::agent_dir()).await;
     let plan = crate::exec::sandbox::mountns::Plan {
         hidden,
         doors: doors.list.clone(),

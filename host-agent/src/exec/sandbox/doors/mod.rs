@@ -19,8 +19,29 @@ use std::path::{Path, PathBuf};
 use tokio::process::Child;
 use tracing::{info, warn};
 
-/// Where the agent's door sockets live (outside every hidden directory).
+/// Where agents' door sockets live (outside every hidden directory), one directory per
+/// agent process ([`agent_dir`]).
 pub const DOOR_DIR: &str = "/run/vigil-agent/doors";
+
+/// This agent's own door directory, `DOOR_DIR/<pid>`: several agents on one host (or an
+/// agent restarting while the old one still exits) never take each other's doors.
+/// Directories of processes that are gone are removed first.
+pub fn agent_dir() -> PathBuf {
+    let base = Path::new(DOOR_DIR);
+    if let Ok(entries) = std::fs::read_dir(base) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let gone = name
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    base.join(std::process::id().to_string())
+}
 
 /// The engine sockets a door stands in for, when they exist.
 pub const ENGINE_SOCKETS: &[&str] = &[
