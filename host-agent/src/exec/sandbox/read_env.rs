@@ -58,9 +58,12 @@ pub fn install_mysql_options() -> std::io::Result<()> {
     let dir = std::path::Path::new(MYSQL_HOME);
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
-    let file = dir.join("my.cnf");
-    std::fs::write(&file, MYSQL_OPTIONS)?;
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))
+    // Written aside and renamed over, so that a client never reads a half-written file
+    // (another agent on the host may be writing the same content).
+    let staged = dir.join(format!("my.cnf.{}", std::process::id()));
+    std::fs::write(&staged, MYSQL_OPTIONS)?;
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o644))?;
+    std::fs::rename(&staged, dir.join("my.cnf"))
 }
 
 /// Where the agent keeps the copy of `[sandbox] kubeconfig` that reads use: outside every
