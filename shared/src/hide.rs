@@ -47,12 +47,31 @@ pub const REGISTRY_DIR: &str = "/run/vigil/hide.d";
 /// The suffix of a list file.
 pub const LIST_SUFFIX: &str = ".list";
 
-/// The paths in a list: absolute, one per line; blank lines and `#` comments skipped,
-/// anything else ignored.
+/// Why a hidden-path pattern is not accepted: it must be absolute, not `/`, without `.`
+/// or `..` components; a component may use `*` as a wildcard (nothing else).
+pub fn check_pattern(pattern: &str) -> Result<(), String> {
+    let ok = pattern.starts_with('/')
+        && pattern != "/"
+        && !pattern
+            .split('/')
+            .any(|c| c == "." || c == ".." || (c.contains('*') && c.contains(['?', '['])))
+        && !pattern.contains(['\n', '\0']);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "hidden path {pattern:?} must be an absolute path other than /, without . or .. \
+             components (a component may use * as a wildcard)"
+        ))
+    }
+}
+
+/// The paths in a list: one per line, each passing [`check_pattern`]; blank lines, `#`
+/// comments and anything else are skipped.
 pub fn parse_list(text: &str) -> Vec<String> {
     text.lines()
         .map(str::trim)
-        .filter(|l| l.starts_with('/') && *l != "/" && !l.split('/').any(|c| c == ".."))
+        .filter(|l| check_pattern(l).is_ok())
         .map(str::to_owned)
         .collect()
 }

@@ -89,23 +89,7 @@ pub struct HiddenPaths {
     registry: Option<PathBuf>,
 }
 
-/// Why a pattern is not accepted.
-pub fn check_pattern(pattern: &str) -> Result<(), String> {
-    let ok = pattern.starts_with('/')
-        && pattern != "/"
-        && !pattern
-            .split('/')
-            .any(|c| c == "." || c == ".." || (c.contains('*') && c.contains(['?', '['])))
-        && !pattern.contains(['\n', '\0']);
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "hidden path {pattern:?} must be an absolute path other than /, without . or .. \
-             components (a component may use * as a wildcard)"
-        ))
-    }
-}
+pub use vigil_shared::hide::check_pattern;
 
 impl HiddenPaths {
     /// Vigil's directories, `own` (the agent's state directory, a controller's data
@@ -175,11 +159,7 @@ impl HiddenPaths {
                 continue;
             }
             if let Ok(text) = std::fs::read_to_string(entry.path()) {
-                out.extend(
-                    vigil_shared::hide::parse_list(&text)
-                        .into_iter()
-                        .filter(|p| check_pattern(p).is_ok()),
-                );
+                out.extend(vigil_shared::hide::parse_list(&text));
             }
         }
         out
