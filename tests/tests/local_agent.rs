@@ -156,3 +156,140 @@ async fn reads_never_see_the_controllers_secrets_whatever_the_role() {
         "{sandbox}"
     );
 }
+
+/// Issue 22, part C: the credential stores an agent hides are an admin-editable list per
+/// agent that the agent reports. An admin adds a path from the controller (the CLI, by
+/// host name); reads stop seeing it at once, it survives the agent's reconnect, a viewer
+/// cannot change it, a bad pattern is a clear 400, and removing it makes it readable
+/// again (the controller only adds to the agent's own list).
+#[tokio::test]
+async fn an_admin_hides_more_paths_per_agent_from_the_controller() {
+    let (mut ctrl, id) = with_local_agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("app-secret.env");
+    std::fs::write(&secret, "DB_PASSWORD=hunter2-not-for-reads\n").unwrap();
+    let secret = secret.canonicalize().unwrap().display().to_string();
+    let read = format!("cat {secret}");
+    let cat = |api: vigil_tests::Api, command: String, id: String| async move {
+        let o = api.exec_json(&id, &command).await.expect("exec");
+        format!("{}{}", o.stdout, o.stderr)
+    };
+    assert!(
+        cat(ctrl.api.clone(), read.clone(), id.clone())
+            .await
+            .contains("hunter2")
+    );
+
+    let url = ctrl.api.base().to_owned();
+    let host = ctrl.api.agents().await[0]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, out, err) = ctrl.cli(&[
+        "agents",
+        "hidden-paths",
+        &host,
+        "--add",
+        &secret,
+        "--url",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&secret), "{out}");
+    // Reads sent after the change never see it, whatever reads it.
+    for command in [
+        read.clone(),
+        format!("grep -r hunter2 {}", dir.path().display()),
+    ] {
+        let text = cat(ctrl.api.clone(), command.clone(), id.clone()).await;
+        assert!(!text.contains("hunter2"), "{command}: {text}");
+    }
+    // The agent reports it applies it, beside its own list.
+    let applied = wait_until(Duration::from_secs(30), || async {
+        let (_, agent) = ctrl.api.get(&format!("/api/agents/{id}")).await;
+        agent["facts"]["sandbox"]["controller_hidden_paths"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|p| p.as_str() == Some(&secret)))
+    })
+    .await;
+    assert!(
+        applied,
+        "{:?}",
+        ctrl.api.get(&format!("/api/agents/{id}")).await
+    );
+    let (_, agent) = ctrl.api.get(&format!("/api/agents/{id}")).await;
+    assert_eq!(agent["hidden_paths"], serde_json::json!([secret]));
+    let all = agent["facts"]["sandbox"]["hidden_paths"]
+        .as_array()
+        .unwrap();
+    assert!(all.iter().any(|p| p == "/etc/shadow"), "{all:?}");
+
+    // A viewer may not change it; nonsense is refused with a clear error.
+    let (code, out, err) = ctrl.cli(&["apitoken", "create", "--role", "viewer", "--name", "v"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let viewer_token = out.lines().last().unwrap().trim().to_owned();
+    let path = format!("/api/agents/{id}/hidden-paths");
+    let (status, _) = ctrl
+        .api
+        .raw_request(
+            reqwest::Method::PUT,
+            &path,
+            r#"{"paths":[]}"#,
+            Some(&viewer_token),
+        )
+        .await;
+    assert_eq!(status, 403);
+    for (body, code) in [
+        (r#"{"paths":["relative/path"]}"#, "INVALID_INPUT"),
+        (r#"{"paths":["/a/../etc"]}"#, "INVALID_INPUT"),
+        (r#"{"paths":"/etc"}"#, "INVALID_INPUT"),
+        (r#"{"paths":[],"extra":1}"#, "INVALID_INPUT"),
+    ] {
+        let (status, answer) = ctrl
+            .api
+            .raw_request(reqwest::Method::PUT, &path, body, Some(ctrl.api.token()))
+            .await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_str()),
+            (400, Some(code)),
+            "{body}: {answer}"
+        );
+    }
+    let (status, _) = ctrl
+        .api
+        .raw_request(
+            reqwest::Method::PUT,
+            "/api/agents/00000000-0000-4000-8000-000000000000/hidden-paths",
+            r#"{"paths":["/srv"]}"#,
+            Some(ctrl.api.token()),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // A restart of the controller (the agent reconnects): still hidden from the first read.
+    ctrl.restart().await;
+    let connected = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
+    assert!(connected, "not reconnected:\n{}", ctrl.log());
+    let text = cat(ctrl.api.clone(), read.clone(), id.clone()).await;
+    assert!(!text.contains("hunter2"), "after a reconnect: {text}");
+
+    // Removing it from the controller's list makes it readable again.
+    let url = ctrl.api.base().to_owned();
+    let (code, out, err) = ctrl.cli(&[
+        "agents",
+        "hidden-paths",
+        &id,
+        "--remove",
+        &secret,
+        "--url",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        cat(ctrl.api.clone(), read, id.clone())
+            .await
+            .contains("hunter2")
+    );
+    let audit = ctrl.api.get("/api/audit").await.1.to_string();
+    assert!(audit.contains("agent.hidden_paths"), "{audit}");
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use vigil_proto::agent::v1::Goodbye;
+use vigil_proto::agent::v1::{Goodbye, SandboxPolicy, controller_message};
 use vigil_shared::ids::AgentId;
 
 use crate::clock::{rfc3339, unix_now};
@@ -263,6 +263,30 @@ impl Agents {
         Ok(())
     }
 
+    /// Replaces what an admin added to the paths `id`'s reads never see: checked, stored,
+    /// and sent to its live stream (reads sent after this returns hide them; an agent
+    /// that is not connected gets them before any request when it comes back). The
+    /// agent adds them to its own list; nothing here can remove what the agent hides.
+    pub async fn set_hidden_paths(&self, id: AgentId, paths: Vec<String>) -> Result<Vec<String>> {
+        let paths = check_hidden_paths(paths)?;
+        match self.registry.get(id) {
+            Some(row) if row.revoked_at.is_none() => {}
+            _ => return Err(Error::NotFound(format!("no agent with id {id}"))),
+        }
+        if !self.store.set_hidden_paths(id, &paths).await? {
+            return Err(Error::NotFound(format!("no agent with id {id}")));
+        }
+        self.registry
+            .update(id, |row| row.hidden_paths.clone_from(&paths));
+        // An agent that is not connected gets them right after its next hello.
+        if let Some(session) = self.sessions.get(id)
+            && session.send(sandbox_policy(&paths)).await.is_err()
+        {
+            tracing::debug!(agent = %id, "stream closed before the hidden paths were sent");
+        }
+        Ok(paths)
+    }
+
     /// The in-memory half of a revocation already recorded in the database.
     pub fn cut(&self, id: AgentId, reason: &str) {
         self.revocations.revoke_agent(id);
@@ -279,4 +303,34 @@ impl Agents {
         let was_live = self.sessions.close(id, goodbye);
         tracing::info!(agent = %id, was_live, %reason, "revoked an agent");
     }
+}
+
+/// Most patterns one agent may be given from here (each must also be a valid pattern).
+pub const MAX_HIDDEN_PATHS: usize = 256;
+
+/// The message that gives an agent its hidden paths.
+pub fn sandbox_policy(paths: &[String]) -> controller_message::Kind {
+    controller_message::Kind::SandboxPolicy(SandboxPolicy {
+        hide: paths.to_vec(),
+    })
+}
+
+/// `paths` checked (each an absolute path pattern, [`vigil_shared::hide::check_pattern`])
+/// without repeats, in their order.
+pub fn check_hidden_paths(paths: Vec<String>) -> Result<Vec<String>> {
+    if paths.len() > MAX_HIDDEN_PATHS {
+        return Err(Error::InvalidInput(format!(
+            "at most {MAX_HIDDEN_PATHS} hidden paths per agent, got {}",
+            paths.len()
+        )));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let path = path.trim().to_owned();
+        vigil_shared::hide::check_pattern(&path).map_err(Error::InvalidInput)?;
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    Ok(out)
 }

@@ -105,6 +105,7 @@ mod tests {
             facts: None,
             created_at,
             revoked_at: None,
+            hidden_paths: Vec::new(),
         }
     }
 

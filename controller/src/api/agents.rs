@@ -1,12 +1,15 @@
-//! `GET /api/agents` and `POST /api/agents/{id}/revoke`.
+//! `GET /api/agents`, `GET /api/agents/{id}`, `POST /api/agents/{id}/revoke` and
+//! `PUT /api/agents/{id}/hidden-paths`.
 
 use axum::Json;
 use axum::extract::{Extension, Path, State};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use vigil_shared::ids::AgentId;
 
 use super::ApiState;
 use super::auth::Principal;
+use super::json_body::JsonBody;
 use crate::agents::AgentView;
 use crate::audit::{self, Entry};
 use crate::clock::rfc3339;
@@ -61,7 +64,39 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         "cert_serial": &row.cert_serial,
         "cert_expires_at": rfc3339(row.cert_expires_at),
         "facts": &row.facts,
+        "hidden_paths": &row.hidden_paths,
         "capabilities": state.agents.sessions().get(id).map(|s| s.hello().capabilities.clone()),
         "inventory": state.agents.inventory().report(&id.to_string()),
+    })))
+}
+
+/// The body of `PUT /api/agents/{id}/hidden-paths`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HiddenPathsBody {
+    /// Absolute path patterns (`*` within one component), replacing the ones set before.
+    pub paths: Vec<String>,
+}
+
+/// `PUT /api/agents/{id}/hidden-paths` (admin): replaces the paths this agent's reads
+/// never see besides the agent's own list (which nothing here can shorten). The agent
+/// applies them before any read sent after the response, and reports them in
+/// `facts.sandbox.controller_hidden_paths`. `{id, hidden_paths, connected}`.
+pub async fn set_hidden_paths(
+    State(state): State<ApiState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<HiddenPathsBody>,
+) -> Result<Json<Value>> {
+    let id = parse_agent_id(&id)?;
+    let paths = state.agents.set_hidden_paths(id, body.paths).await?;
+    let entry = Entry::new(&principal.name, "agent.hidden_paths", "ok")
+        .agent(id)
+        .command(&format!("hide: {}", paths.join(" ")));
+    audit::record(state.agents.store(), entry).await;
+    Ok(Json(json!({
+        "id": id.to_string(),
+        "hidden_paths": paths,
+        "connected": state.agents.sessions().get(id).is_some(),
     })))
 }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -121,6 +121,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
     let mut admin = Router::new()
         .route("/api/agents/{id}/revoke", post(agents::revoke))
+        .route(
+            "/api/agents/{id}/hidden-paths",
+            put(agents::set_hidden_paths),
+        )
         .route("/api/audit", get(audit::list))
         .route("/api/audit/verify", get(audit::verify))
         .route("/api/join-tokens", post(join_tokens::create));

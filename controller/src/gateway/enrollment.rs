@@ -79,6 +79,7 @@ impl EnrollmentService {
             facts: None,
             created_at: now,
             revoked_at: None,
+            hidden_paths: enrolled.hidden_paths.clone(),
         });
         if let Some(previous) = enrolled.revoked_previous {
             self.agents.cut(previous, "replaced by a new enrollment");

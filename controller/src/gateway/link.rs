@@ -90,17 +90,28 @@ impl LinkService {
             unix_now_ms(),
             sessions.limits(),
         );
+        // The ack, then the hidden paths an admin set, go out before the session is
+        // listed: no request can reach the agent ahead of them.
+        let ack = controller_message::Kind::HelloAck(HelloAck {
+            controller_version: CONTROLLER_VERSION.to_owned(),
+            heartbeat_interval_s: u32::try_from(self.heartbeat.as_secs()).unwrap_or(u32::MAX),
+        });
+        session.try_send(ack);
+        let hidden = self
+            .agents
+            .get(cert_id)
+            .map(|row| row.hidden_paths.clone())
+            .unwrap_or_default();
+        if !hidden.is_empty() && !session.try_send(crate::agents::sandbox_policy(&hidden)) {
+            // Its stream went away already; without the paths it must not run reads.
+            return Err(Error::AgentGone(cert_id));
+        }
         sessions.insert(session.clone())?;
         if revocations.is_agent_revoked(cert_id) {
             // Revoked while we were checking: do not keep the stream.
             session.close(None);
             return Err(Error::AgentRevoked(cert_id));
         }
-        let ack = controller_message::Kind::HelloAck(HelloAck {
-            controller_version: CONTROLLER_VERSION.to_owned(),
-            heartbeat_interval_s: u32::try_from(self.heartbeat.as_secs()).unwrap_or(u32::MAX),
-        });
-        session.try_send(ack);
         let h = session.hello();
         let record = HelloRecord {
             hostname: &h.hostname,
@@ -188,6 +199,8 @@ impl LinkService {
                 "launcher": (!s.launcher.is_empty()).then_some(&s.launcher),
                 "hidden": s.hidden,
                 "hidden_paths": s.hidden_paths,
+                "controller_hidden_paths": s.controller_hidden_paths,
+                "refused_hidden_paths": s.refused_hidden_paths,
                 "doors": s.doors,
                 "sockets_by_need": s.sockets_by_need,
             })),

@@ -36,6 +36,8 @@ pub struct AgentRow {
     pub created_at: i64,
     /// Revocation time, if revoked.
     pub revoked_at: Option<i64>,
+    /// What an admin added to the paths this agent's reads never see.
+    pub hidden_paths: Vec<String>,
 }
 
 /// What enrollment stores about a new agent.
@@ -91,6 +93,9 @@ pub struct Enrolled {
     pub labels: BTreeMap<String, String>,
     /// The previous identity, when it was revoked in the same transaction.
     pub revoked_previous: Option<AgentId>,
+    /// The hidden paths an admin set on the previous identity, carried over to the new
+    /// one (a re-enrolled host keeps hiding what it hid).
+    pub hidden_paths: Vec<String>,
 }
 
 fn row_to_agent(row: &sqlx::any::AnyRow) -> Result<AgentRow> {
@@ -110,6 +115,8 @@ fn row_to_agent(row: &sqlx::any::AnyRow) -> Result<AgentRow> {
         facts: facts.and_then(|f| serde_json::from_str(&f).ok()),
         created_at: row.try_get("created_at")?,
         revoked_at: row.try_get("revoked_at")?,
+        hidden_paths: serde_json::from_str(&row.try_get::<String, _>("hidden_paths")?)
+            .unwrap_or_default(),
     })
 }
 
@@ -140,21 +147,31 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let mut revoked_previous = None;
+        let mut hidden_paths = Vec::new();
         if let Some(previous) = previous {
-            let sql = "SELECT hostname FROM agents WHERE id = $1 AND revoked_at IS NULL";
+            let sql =
+                "SELECT hostname, hidden_paths FROM agents WHERE id = $1 AND revoked_at IS NULL";
             let row = sqlx::query(sql)
                 .bind(previous.to_string())
                 .fetch_optional(&mut *tx)
                 .await?;
-            match row
-                .map(|r| r.try_get::<String, _>("hostname"))
-                .transpose()?
-            {
-                Some(host) if host == agent.hostname => {
+            let found = row
+                .map(|r| -> Result<(String, String)> {
+                    Ok((r.try_get("hostname")?, r.try_get("hidden_paths")?))
+                })
+                .transpose()?;
+            match found {
+                Some((host, hidden)) if host == agent.hostname => {
                     revoke_in(&mut tx, previous, "replaced by a new enrollment", now).await?;
                     revoked_previous = Some(previous);
+                    sqlx::query("UPDATE agents SET hidden_paths = $1 WHERE id = $2")
+                        .bind(&hidden)
+                        .bind(agent.id.to_string())
+                        .execute(&mut *tx)
+                        .await?;
+                    hidden_paths = serde_json::from_str(&hidden).unwrap_or_default();
                 }
-                Some(host) => tracing::warn!(
+                Some((host, _)) => tracing::warn!(
                     %previous, previous_host = %host, host = %agent.hostname,
                     "not revoking the previous identity: it belongs to another host name"
                 ),
@@ -165,6 +182,7 @@ impl Store {
         Ok(Enrolled {
             labels,
             revoked_previous,
+            hidden_paths,
         })
     }
 
@@ -172,10 +190,10 @@ impl Store {
     pub async fn list_agents(&self, include_revoked: bool) -> Result<Vec<AgentRow>> {
         let sql = if include_revoked {
             "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
-                    last_seen, facts, created_at, revoked_at FROM agents ORDER BY created_at, id"
+                    last_seen, facts, created_at, revoked_at, hidden_paths FROM agents ORDER BY created_at, id"
         } else {
             "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
-                    last_seen, facts, created_at, revoked_at FROM agents
+                    last_seen, facts, created_at, revoked_at, hidden_paths FROM agents
              WHERE revoked_at IS NULL ORDER BY created_at, id"
         };
         let rows = sqlx::query(sql).fetch_all(self.pool()).await?;
@@ -185,7 +203,7 @@ impl Store {
     /// One agent, revoked or not.
     pub async fn get_agent(&self, id: AgentId) -> Result<Option<AgentRow>> {
         let sql = "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,
-                          last_seen, facts, created_at, revoked_at FROM agents WHERE id = $1";
+                          last_seen, facts, created_at, revoked_at, hidden_paths FROM agents WHERE id = $1";
         let row = sqlx::query(sql)
             .bind(id.to_string())
             .fetch_optional(self.pool())
@@ -264,6 +282,18 @@ impl Store {
             .execute(self.pool())
             .await?;
         Ok(())
+    }
+
+    /// Replaces what an admin added to the paths the agent's reads never see. Returns
+    /// false when no such agent exists.
+    pub async fn set_hidden_paths(&self, id: AgentId, paths: &[String]) -> Result<bool> {
+        let text = serde_json::to_string(paths)?;
+        let done = sqlx::query("UPDATE agents SET hidden_paths = $1 WHERE id = $2")
+            .bind(text)
+            .bind(id.to_string())
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     /// Records a renewed certificate.
@@ -367,13 +397,23 @@ mod tests {
             ("node-1", labels.clone())
         );
 
-        // Another host cannot revoke node-1 by naming it.
+        let hide = vec!["/srv/keys".to_owned(), "/home/*/.vault-token".to_owned()];
+        assert!(store.set_hidden_paths(first.id, &hide).await.unwrap());
+        assert!(
+            !store
+                .set_hidden_paths(AgentId::new_random(), &hide)
+                .await
+                .unwrap()
+        );
+
+        // Another host cannot revoke node-1 by naming it, nor take what it hides.
         let stranger = new_agent("other");
         let done = store
             .enroll_agent(&token.hash, &stranger, Some(first.id), 21)
             .await
             .unwrap();
         assert_eq!(done.revoked_previous, None);
+        assert!(done.hidden_paths.is_empty());
 
         let second = new_agent("node-1");
         let done = store
@@ -381,6 +421,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(done.revoked_previous, Some(first.id));
+        // The new identity of the same host keeps hiding what the old one hid.
+        assert_eq!(done.hidden_paths, hide);
+        let row = store.get_agent(second.id).await.unwrap().unwrap();
+        assert_eq!(row.hidden_paths, hide);
         let listed: Vec<AgentId> = store
             .list_agents(false)
             .await

@@ -15,7 +15,8 @@ pub struct Entry {
     /// Who: an API token's name, `cli`, or `agent:<id>`.
     pub actor: String,
     /// What: `exec`, `raw_exec`, `approval.approve`, `approval.deny`, `join_token.create`,
-    /// `api_token.create`, `api_token.revoke`, `agent.revoke`, `agent.enroll`.
+    /// `api_token.create`, `api_token.revoke`, `agent.revoke`, `agent.enroll`,
+    /// `agent.hidden_paths` (the paths in `command`, after `hide: `).
     pub action: String,
     /// The agent concerned.
     pub agent: Option<String>,

@@ -7,7 +7,7 @@
 use super::{Scan, Source, SourceCtx};
 use prost::Message;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
@@ -33,7 +33,8 @@ pub struct Discovery {
     watches: Vec<JoinHandle<()>>,
     rescan: Duration,
     debounce: Duration,
-    sandbox: Option<SandboxFacts>,
+    /// The read sandbox's facts, replaced when they change (a controller's policy).
+    sandbox: RwLock<Option<SandboxFacts>>,
 }
 
 impl Discovery {
@@ -56,20 +57,29 @@ impl Discovery {
             watches,
             rescan,
             debounce,
-            sandbox: None,
+            sandbox: RwLock::new(None),
         }
     }
 
     /// Send `sandbox` with the host facts.
-    pub fn with_sandbox(mut self, sandbox: SandboxFacts) -> Self {
-        self.sandbox = Some(sandbox);
+    pub fn with_sandbox(self, sandbox: SandboxFacts) -> Self {
+        self.set_sandbox(sandbox);
         self
+    }
+
+    /// Send `sandbox` with the host facts from now on.
+    pub fn set_sandbox(&self, sandbox: SandboxFacts) {
+        *self.sandbox.write().unwrap_or_else(PoisonError::into_inner) = Some(sandbox);
     }
 
     /// The host's facts now, with the read sandbox's.
     pub fn host_facts(&self) -> HostFacts {
         HostFacts {
-            sandbox: self.sandbox.clone(),
+            sandbox: self
+                .sandbox
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
             ..super::host_facts()
         }
     }

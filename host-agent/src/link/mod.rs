@@ -49,6 +49,7 @@ pub struct Runtime {
     executor: Arc<Executor>,
     platform: Platform,
     discovery: Arc<Discovery>,
+    sandbox: Arc<ReadSandbox>,
 }
 
 impl Runtime {
@@ -81,6 +82,7 @@ impl Runtime {
             )
             .with_sandbox(sandbox.facts()),
         );
+        let sandbox_for_runtime = Arc::clone(&sandbox);
         Ok(Runtime {
             agent_id: creds.agent_id,
             state,
@@ -89,7 +91,29 @@ impl Runtime {
             executor,
             platform,
             discovery,
+            sandbox: sandbox_for_runtime,
         })
+    }
+
+    /// Apply the controller's `SandboxPolicy` (paths it adds to what reads never see).
+    /// Returns true when that changed what is hidden; the facts then say so.
+    pub fn apply_sandbox_policy(&self, hide: &[String]) -> bool {
+        let changed = self.sandbox.apply_controller_policy(hide);
+        let refused = self.sandbox.hidden().from_controller().refused;
+        if !refused.is_empty() {
+            warn!(
+                ?refused,
+                "the controller asked to hide patterns that are not valid"
+            );
+        }
+        if changed {
+            info!(
+                patterns = hide.len(),
+                "the controller changed what reads never see"
+            );
+            self.discovery.set_sandbox(self.sandbox.facts());
+        }
+        changed
     }
 
     /// The host facts with the read sandbox's.

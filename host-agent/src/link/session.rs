@@ -124,7 +124,7 @@ pub async fn run_stream(
             Some(()) = commands.next_finished() => {}
             message = inbound.message() => match message {
                 Ok(Some(message)) => {
-                    if let Some(end) = handle(rt, message, &mut commands, &mut renewal).await {
+                    if let Some(end) = handle(rt, &out, message, &mut commands, &mut renewal).await {
                         break end;
                     }
                 }
@@ -146,6 +146,7 @@ pub async fn run_stream(
 /// Handle one controller message; `Some` ends the stream.
 async fn handle(
     rt: &Runtime,
+    out: &mpsc::Sender<AgentMessage>,
     message: ControllerMessage,
     commands: &mut Dispatcher,
     renewal: &mut Renewal,
@@ -161,6 +162,13 @@ async fn handle(
                 reason: bye.reason,
                 retry: bye.retry,
             });
+        }
+        Some(controller_message::Kind::SandboxPolicy(policy)) => {
+            // Applied before the next message is read: every request the controller sent
+            // after the policy runs under it.
+            if rt.apply_sandbox_policy(&policy.hide) {
+                send(out, agent_message::Kind::Facts(rt.host_facts())).await;
+            }
         }
         Some(controller_message::Kind::HelloAck(_)) => warn!("ignoring a second HelloAck"),
         None => warn!("ignoring an empty controller message"),

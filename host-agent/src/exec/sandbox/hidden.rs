@@ -9,9 +9,12 @@
 //! Vigil's own directories, and files whose reading acts
 //! ([`vigil_shared::hide::EFFECT_FILES`]), are always hidden. The credential list is a
 //! default that an admin replaces or extends per agent (`[sandbox]` in the agent's
-//! config, `--hide`); the agent reports the patterns it applies in its facts.
+//! config, `--hide`) and that a Vigil admin extends from the controller (a
+//! `SandboxPolicy` on the agent's stream, [`HiddenPaths::set_from_controller`]: it adds,
+//! never removes); the agent reports the patterns it applies in its facts.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 
 /// Where Vigil keeps state and secrets when installed the standard way. Always hidden.
 pub const VIGIL_DIRS: &[&str] = &[
@@ -81,12 +84,22 @@ pub const CREDENTIAL_STORES: &[&str] = &[
 ];
 
 /// The patterns one agent hides.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct HiddenPaths {
     patterns: Vec<String>,
     /// Where controllers on this host list their directories
     /// ([`vigil_shared::hide::REGISTRY_DIR`]); read again before every read.
     registry: Option<PathBuf>,
+    /// What the controller added, shared by every copy (the sandbox's, the base
+    /// thread's plan), so that the next read sees a change.
+    controller: Arc<RwLock<FromController>>,
+}
+
+/// The controller's additions: the patterns applied, and those refused with why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FromController {
+    pub patterns: Vec<String>,
+    pub refused: Vec<String>,
 }
 
 pub use vigil_shared::hide::check_pattern;
@@ -121,6 +134,7 @@ impl HiddenPaths {
         Ok(HiddenPaths {
             patterns,
             registry: Some(PathBuf::from(vigil_shared::hide::REGISTRY_DIR)),
+            controller: Arc::default(),
         })
     }
 
@@ -136,12 +150,55 @@ impl HiddenPaths {
         HiddenPaths {
             patterns: Vec::new(),
             registry: None,
+            controller: Arc::default(),
         }
     }
 
-    /// The patterns, as reported in the agent's facts.
+    /// The agent's own patterns (Vigil's, its configuration's, the defaults).
     pub fn patterns(&self) -> &[String] {
         &self.patterns
+    }
+
+    /// Every pattern applied now: the agent's own, then the controller's, as reported in
+    /// the agent's facts.
+    pub fn all_patterns(&self) -> Vec<String> {
+        let mut all = self.patterns.clone();
+        for p in self.from_controller().patterns {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+        all
+    }
+
+    /// What the controller added now.
+    pub fn from_controller(&self) -> FromController {
+        self.controller
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replace the controller's additions with `patterns` (a `SandboxPolicy`): the valid
+    /// ones are hidden from the next read on; the others are refused, each with why.
+    /// They add to the agent's own list and can never take anything from it. Returns
+    /// true when what is applied changed.
+    pub fn set_from_controller(&self, patterns: &[String]) -> bool {
+        let mut next = FromController::default();
+        for pattern in patterns {
+            match check_pattern(pattern) {
+                Ok(()) if !next.patterns.contains(pattern) => next.patterns.push(pattern.clone()),
+                Ok(()) => {}
+                Err(why) => next.refused.push(format!("{pattern}: {why}")),
+            }
+        }
+        let mut current = self
+            .controller
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changed = *current != next;
+        *current = next;
+        changed
     }
 
     /// The paths controllers on this host registered now.
@@ -180,10 +237,12 @@ impl HiddenPaths {
 
     fn expand_all(&self, existing: bool) -> Vec<PathBuf> {
         let registered = self.registered();
+        let from_controller = self.from_controller().patterns;
         let mut listings = Listings::new();
         let mut out: Vec<PathBuf> = self
             .patterns
             .iter()
+            .chain(&from_controller)
             .chain(&registered)
             .flat_map(|p| expand_with(p, &mut listings, existing))
             .collect();
@@ -306,6 +365,32 @@ mod tests {
         let found = hidden.existing();
         assert!(found.contains(&data.path().to_owned()), "{found:?}");
         assert!(!found.contains(&PathBuf::from("/etc")), "{found:?}");
+    }
+
+    #[test]
+    fn the_controller_adds_paths_to_every_copy_and_never_removes_the_agents() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "x").unwrap();
+        let hidden = HiddenPaths::new([], true, &[]).unwrap().with_registry(None);
+        let copy = hidden.clone();
+        assert!(!copy.existing().contains(&secret));
+        let pattern = secret.display().to_string();
+        assert!(hidden.set_from_controller(&[pattern.clone(), "relative".into(), pattern.clone()]));
+        // Every copy (the base thread's plan) sees it; nothing of the agent's went away.
+        assert!(copy.existing().contains(&secret));
+        let all = copy.all_patterns();
+        assert!(all.contains(&pattern) && all.contains(&"/etc/shadow".to_owned()));
+        assert_eq!(all.iter().filter(|p| **p == pattern).count(), 1);
+        let from = copy.from_controller();
+        assert_eq!(from.patterns, vec![pattern.clone()]);
+        assert_eq!(from.refused.len(), 1, "{from:?}");
+        assert!(from.refused[0].starts_with("relative: "), "{from:?}");
+        // The same policy again changes nothing; an empty one takes only its own back.
+        assert!(!hidden.set_from_controller(&[pattern.clone(), "relative".into()]));
+        assert!(hidden.set_from_controller(&[]));
+        assert!(!copy.existing().contains(&secret));
+        assert!(copy.all_patterns().contains(&"/etc/shadow".to_owned()));
     }
 
     #[test]

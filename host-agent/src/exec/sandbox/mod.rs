@@ -166,6 +166,21 @@ impl ReadSandbox {
         }
     }
 
+    /// What reads must not see.
+    pub fn hidden(&self) -> &HiddenPaths {
+        &self.hidden
+    }
+
+    /// Apply the controller's `SandboxPolicy`: hide its patterns from the next read on
+    /// (a new namespace is made for it). Returns true when what is hidden changed.
+    pub fn apply_controller_policy(&self, hide: &[String]) -> bool {
+        let changed = self.hidden.set_from_controller(hide);
+        if changed && self.confined {
+            thread::refresh();
+        }
+        changed
+    }
+
     /// Give reads `path` as their kubeconfig.
     pub fn with_kubeconfig(mut self, path: Option<std::path::PathBuf>) -> Self {
         self.kubeconfig = path;
@@ -268,6 +283,7 @@ impl ReadSandbox {
     /// The facts the controller shows under `facts.sandbox`.
     pub fn facts(&self) -> SandboxFacts {
         let report = self.probe.as_ref().ok();
+        let from_controller = self.hidden.from_controller();
         SandboxFacts {
             landlock_abi: report.map_or(0, |r| r.landlock_abi),
             seccomp: report.is_some_and(|r| r.seccomp),
@@ -277,7 +293,9 @@ impl ReadSandbox {
             allow_unsandboxed_reads: self.allow_unsandboxed,
             error: self.probe.as_ref().err().cloned().unwrap_or_default(),
             launcher: if self.confined { THREAD_LAUNCHER } else { "" }.to_owned(),
-            hidden_paths: self.hidden.patterns().to_vec(),
+            hidden_paths: self.hidden.all_patterns(),
+            controller_hidden_paths: from_controller.patterns,
+            refused_hidden_paths: from_controller.refused,
             hidden: report.is_some_and(|r| r.hidden) && self.masked.is_ok(),
             doors: self.doors.clone(),
             sockets_by_need: report.is_some_and(|r| r.seccomp),

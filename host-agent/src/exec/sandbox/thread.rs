@@ -107,11 +107,17 @@ pub fn set_plan(plan: Plan) {
     STALE.store(true, Ordering::SeqCst);
 }
 
+/// Start the next read in a new namespace, made from the same plan (whose hidden paths
+/// changed).
+pub fn refresh() {
+    STALE.store(true, Ordering::SeqCst);
+}
+
 /// Make the mount namespace (when there is anything to hide), then confine.
 fn prepare_base() -> Result<Inherited, String> {
     let plan = PLAN.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let masks = match &plan {
-        Some(p) if !p.hidden.patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
+        Some(p) if !p.hidden.all_patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
             mountns::enter(p).map(|m| Some(Arc::new(m)))
         }
         _ => Ok(None),
