@@ -7,11 +7,12 @@
 
 use std::time::Duration;
 
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 use tonic::Code;
-use vigil_controller::cli::sse::SseParser;
 use vigil_proto::agent::v1::{Heartbeat, RenewRequest, agent_message, controller_message};
 use vigil_tests::in_process::TestController;
 use vigil_tests::in_process::clients::{agent_config, connect, csr, enroll, hello};
@@ -46,8 +47,12 @@ async fn commands_reach_the_agent_and_events_come_back_as_json_and_sse() {
         .await
         .unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut parser = SseParser::default();
-    let events = parser.push(&response.bytes().await.unwrap());
+    let events: Vec<eventsource_stream::Event> = response
+        .bytes_stream()
+        .eventsource()
+        .map(|e| e.expect("an event"))
+        .collect()
+        .await;
     let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     assert_eq!(names, ["stdout", "stdout", "stderr", "exit"]);
     let stdout: String = events

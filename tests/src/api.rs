@@ -29,12 +29,30 @@ pub struct ExecOutcome {
     pub duration_ms: u64,
 }
 
-/// One server-sent event with the time it arrived.
+/// One server-sent event (as `eventsource-stream` decodes it; its fields `event` and
+/// `data` read through) with the time it arrived.
 #[derive(Debug, Clone)]
 pub struct SseEvent {
-    pub event: String,
-    pub data: String,
+    pub sse: eventsource_stream::Event,
     pub at: Instant,
+}
+
+impl SseEvent {
+    /// `sse`, arrived now.
+    pub fn now(sse: eventsource_stream::Event) -> SseEvent {
+        SseEvent {
+            sse,
+            at: Instant::now(),
+        }
+    }
+}
+
+impl std::ops::Deref for SseEvent {
+    type Target = eventsource_stream::Event;
+
+    fn deref(&self) -> &Self::Target {
+        &self.sse
+    }
 }
 
 /// A grant the test signs with the controller's key, for `raw-exec`.
@@ -292,11 +310,7 @@ impl Api {
         while let Some(ev) = stream.next().await {
             let ev = ev.expect("sse event");
             let done = ev.event == "exit" || ev.event == "error";
-            events.push(SseEvent {
-                event: ev.event,
-                data: ev.data,
-                at: Instant::now(),
-            });
+            events.push(SseEvent::now(ev));
             if done {
                 break;
             }

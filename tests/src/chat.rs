@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::api::{Api, SseEvent};
+pub use vigil_controller::assistant::events::ChatEvent;
 
 /// The events of one chat turn, as they arrive.
 #[derive(Debug)]
@@ -38,11 +39,7 @@ impl Api {
             let mut stream = response.bytes_stream().eventsource();
             while let Some(Ok(event)) = stream.next().await {
                 let done = event.event == "done";
-                sink.lock().unwrap().push(SseEvent {
-                    event: event.event,
-                    data: event.data,
-                    at: Instant::now(),
-                });
+                sink.lock().unwrap().push(SseEvent::now(event));
                 if done {
                     break;
                 }
@@ -74,26 +71,25 @@ impl ChatStream {
         }
     }
 
-    /// Waits for `done` (at most `limit`) and returns every event as `(name, data)`.
-    pub async fn finish(self, limit: Duration) -> Vec<(String, Value)> {
+    /// Waits for `done` (at most `limit`) and returns every event, each decoded with the
+    /// controller's own [`ChatEvent`] (a known event that does not fit the contract fails
+    /// the test).
+    pub async fn finish(self, limit: Duration) -> Vec<ChatEvent> {
         let ended = tokio::time::timeout(limit, self.task).await;
         let events = self.events.lock().unwrap().clone();
         assert!(
             ended.is_ok(),
             "the turn did not end within {limit:?}; events: {events:#?}"
         );
-        let events: Vec<(String, Value)> = events
-            .into_iter()
+        let events: Vec<ChatEvent> = events
+            .iter()
             .map(|e| {
-                (
-                    e.event,
-                    serde_json::from_str(&e.data).unwrap_or(Value::Null),
-                )
+                ChatEvent::decode(&e.event, &e.data)
+                    .unwrap_or_else(|why| panic!("{why}; events: {events:#?}"))
             })
             .collect();
-        assert_eq!(
-            events.last().map(|e| e.0.as_str()),
-            Some("done"),
+        assert!(
+            matches!(events.last(), Some(ChatEvent::Done { .. })),
             "{events:#?}"
         );
         events
@@ -101,21 +97,21 @@ impl ChatStream {
 }
 
 /// The data of every event named `name`.
-pub fn named<'a>(events: &'a [(String, Value)], name: &str) -> Vec<&'a Value> {
+pub fn named(events: &[ChatEvent], name: &str) -> Vec<Value> {
     events
         .iter()
-        .filter(|e| e.0 == name)
-        .map(|e| &e.1)
+        .filter(|e| e.name() == name)
+        .map(ChatEvent::data)
         .collect()
 }
 
 /// The visible answer: `content` deltas, restarted at each `content_replaced`.
-pub fn answer(events: &[(String, Value)]) -> String {
+pub fn answer(events: &[ChatEvent]) -> String {
     let mut text = String::new();
-    for (name, data) in events {
-        match name.as_str() {
-            "content" => text.push_str(data["text"].as_str().unwrap_or_default()),
-            "content_replaced" => text = data["text"].as_str().unwrap_or_default().to_owned(),
+    for event in events {
+        match event {
+            ChatEvent::Content { text: delta } => text.push_str(delta),
+            ChatEvent::ContentReplaced { text: all, .. } => text.clone_from(all),
             _ => {}
         }
     }

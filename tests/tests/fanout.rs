@@ -9,8 +9,9 @@
 
 use std::time::Duration;
 
+use eventsource_stream::{Event, Eventsource};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
-use vigil_controller::cli::sse::{SseEvent, SseParser};
 use vigil_controller::config::Config;
 use vigil_controller::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
 use vigil_tests::in_process::TestController;
@@ -64,7 +65,7 @@ async fn fanout_json(ctrl: &TestController, body: Value) -> (u16, Value) {
     (response.status().as_u16(), response.json().await.unwrap())
 }
 
-async fn fanout_events(ctrl: &TestController, body: Value) -> Vec<SseEvent> {
+async fn fanout_events(ctrl: &TestController, body: Value) -> Vec<Event> {
     let response = ctrl
         .api(reqwest::Method::POST, "/api/exec/fanout")
         .json(&body)
@@ -73,7 +74,12 @@ async fn fanout_events(ctrl: &TestController, body: Value) -> Vec<SseEvent> {
         .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "text/event-stream");
-    SseParser::default().push(&response.bytes().await.unwrap())
+    response
+        .bytes_stream()
+        .eventsource()
+        .map(|e| e.expect("an event"))
+        .collect()
+        .await
 }
 
 /// The audit rows of fan-outs, once `count` of them are written.
@@ -387,28 +393,22 @@ async fn bad_selections_get_clear_errors() {
 async fn a_client_that_leaves_cancels_the_commands_on_the_agents() {
     let mut f = fleet().await;
     let body = json!({"targets": [f.slow.id, f.web1.id], "command": "uptime", "timeout_s": 60});
-    let mut response = f
+    let response = f
         .ctrl
         .api(reqwest::Method::POST, "/api/exec/fanout")
         .json(&body)
         .send()
         .await
         .unwrap();
-    let mut parser = SseParser::default();
-    let mut seen = Vec::new();
-    while seen
-        .iter()
-        .filter(|e: &&SseEvent| e.event == "result")
-        .count()
-        < 1
-    {
-        let chunk = response.chunk().await.unwrap().expect("events");
-        seen.extend(parser.push(&chunk));
+    let mut events = response.bytes_stream().eventsource();
+    let mut seen: Vec<Event> = Vec::new();
+    while seen.iter().filter(|e| e.event == "result").count() < 1 {
+        seen.push(events.next().await.expect("events").expect("an event"));
     }
     let first: Value = serde_json::from_str(&seen[1].data).unwrap();
     assert_eq!(first["host"], "web1", "the answering agent ends first");
     assert_eq!(f.slow.commands.recv().await.unwrap(), "uptime");
-    drop(response);
+    drop(events);
     let cancelled = tokio::time::timeout(Duration::from_secs(10), f.slow.cancels.recv())
         .await
         .expect("the hanging command is cancelled when the client leaves");

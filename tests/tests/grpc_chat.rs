@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tonic::transport::Channel;
 use vigil_proto::chat::v1::AskRequest;
 use vigil_proto::chat::v1::chat_client::ChatClient;
-use vigil_tests::chat::{ChatHost, scripted_llm_args};
+use vigil_tests::chat::{ChatEvent, ChatHost, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
 
 fn ask(message: &str, token: Option<&str>) -> tonic::Request<AskRequest> {
@@ -51,26 +51,28 @@ async fn ask_streams_the_turns_events_and_health_is_serving() {
         .await
         .unwrap()
         .into_inner();
-    let mut events: Vec<(String, Value)> = Vec::new();
+    // The gRPC stream carries the same events as the SSE one: each decodes with the one
+    // definition of the contract.
+    let mut events: Vec<ChatEvent> = Vec::new();
     while let Some(event) = tokio::time::timeout(Duration::from_secs(60), stream.message())
         .await
         .unwrap()
         .unwrap()
     {
-        events.push((event.event, serde_json::from_str(&event.data_json).unwrap()));
+        events.push(ChatEvent::decode(&event.event, &event.data_json).unwrap());
     }
-    let names: Vec<&str> = events.iter().map(|e| e.0.as_str()).collect();
+    let names: Vec<&str> = events.iter().map(ChatEvent::name).collect();
     assert_eq!(names.first(), Some(&"session"), "{names:?}");
     assert_eq!(names.last(), Some(&"done"), "{names:?}");
     assert!(
         names.contains(&"tool_start") && names.contains(&"tool_output"),
         "{names:?}"
     );
-    let end = events.iter().find(|e| e.0 == "tool_end").unwrap();
-    assert_eq!(
-        (end.1["name"].as_str(), end.1["ok"].as_bool()),
-        (Some("read"), Some(true))
-    );
+    let end = events.iter().find_map(|e| match e {
+        ChatEvent::ToolEnd { name, ok, .. } => Some((name.as_str(), *ok)),
+        _ => None,
+    });
+    assert_eq!(end, Some(("read", true)));
     assert_eq!(vigil_tests::chat::answer(&events), "It is up.");
 
     for token in [None, Some("vat_wrong")] {

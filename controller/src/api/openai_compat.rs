@@ -20,7 +20,7 @@ use super::ApiState;
 use super::auth::Principal;
 use super::chat::KEEP_ALIVE;
 use super::json_body::JsonBody;
-use crate::assistant::events::ChatEvent;
+use crate::assistant::events::{ApprovalNeeded, ChatEvent};
 use crate::assistant::{Caller, ChatBody};
 use crate::clock::unix_now;
 use crate::{Error, Result};
@@ -96,13 +96,13 @@ pub fn event_text(event: &ChatEvent) -> Option<String> {
             "> refused or failed: {}\n",
             error_code.as_deref().unwrap_or("error")
         )),
-        ChatEvent::ApprovalNeeded {
+        ChatEvent::ApprovalNeeded(ApprovalNeeded {
             approval_id,
             command,
             target,
             risk,
             ..
-        } => Some(format!(
+        }) => Some(format!(
             "\n**Approval needed** ({risk} risk): `{command}` on {target}.\nApprove with \
              `vigil-controller approvals approve {approval_id}` (or `POST /api/ai/approvals/{approval_id}/approve`), \
              deny with `vigil-controller approvals deny {approval_id} --reason …`. Waiting for a decision…\n"

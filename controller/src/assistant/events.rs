@@ -1,10 +1,39 @@
-//! The chat stream's events, exactly as DESIGN §8 names them: each is an SSE event with
-//! an `event:` name and one JSON `data:` line.
+//! The chat stream's events (the table in `docs/assistant.md`, "Chat API"): each is an SSE
+//! event with an `event:` name and one JSON `data:` line. This is the one definition: the
+//! server encodes it ([`ChatEvent::name`], [`ChatEvent::data`]), and the terminal chat and
+//! the end-to-end tests decode it ([`ChatEvent::decode`]). An event name this version does
+//! not know decodes to [`ChatEvent::Unknown`], so a newer controller does not break an
+//! older client; a known event whose data does not fit is an error.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::error::StreamErrorCode;
+
+/// `approval_needed`: a write waits for a person.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalNeeded {
+    /// The approval's id (`POST /api/ai/approvals/{id}/approve|deny`).
+    pub approval_id: String,
+    /// The tool call that asked for the write.
+    pub tool_call_id: String,
+    /// The exact command.
+    pub command: String,
+    /// Where it runs.
+    pub target: String,
+    /// `low`, `medium`, `high` or `critical`.
+    pub risk: String,
+    /// The classifier's reasons.
+    pub reasons: Vec<String>,
+    /// A unified diff, for file edits.
+    pub diff: Option<String>,
+    /// Unix seconds after which the approval expires.
+    pub expires_at: i64,
+}
+
 /// One event of `POST /api/ai/chat`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", content = "data", rename_all = "snake_case")]
 pub enum ChatEvent {
     /// First event: the session and its control level.
     Session {
@@ -21,10 +50,10 @@ pub enum ChatEvent {
         name: String,
         input: Value,
     },
-    /// A chunk of a running command's output.
+    /// A chunk of a running command's output (`stream`: `stdout` or `stderr`).
     ToolOutput {
         tool_call_id: String,
-        stream: &'static str,
+        stream: String,
         text: String,
     },
     /// A tool call ended.
@@ -36,16 +65,7 @@ pub enum ChatEvent {
         duration_ms: u64,
     },
     /// A write waits for a person.
-    ApprovalNeeded {
-        approval_id: String,
-        tool_call_id: String,
-        command: String,
-        target: String,
-        risk: String,
-        reasons: Vec<String>,
-        diff: Option<String>,
-        expires_at: i64,
-    },
+    ApprovalNeeded(ApprovalNeeded),
     /// A person (or the clock) decided: `approved`, `denied` or `expired`.
     ApprovalResolved {
         approval_id: String,
@@ -61,12 +81,32 @@ pub enum ChatEvent {
         output_tokens: u64,
     },
     /// Something went wrong (the turn may still end with `done`).
-    Error { code: String, message: String },
+    Error {
+        code: StreamErrorCode,
+        message: String,
+    },
+    /// An event this version does not know (decoded only, never sent).
+    #[serde(skip)]
+    Unknown { event: String, data: Value },
 }
+
+/// Every event name of the contract, in the order of the table in `docs/assistant.md`.
+pub const EVENT_NAMES: &[&str] = &[
+    "session",
+    "content",
+    "content_replaced",
+    "tool_start",
+    "tool_output",
+    "tool_end",
+    "approval_needed",
+    "approval_resolved",
+    "done",
+    "error",
+];
 
 impl ChatEvent {
     /// The SSE event name.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             ChatEvent::Session { .. } => "session",
             ChatEvent::Content { .. } => "content",
@@ -74,116 +114,41 @@ impl ChatEvent {
             ChatEvent::ToolStart { .. } => "tool_start",
             ChatEvent::ToolOutput { .. } => "tool_output",
             ChatEvent::ToolEnd { .. } => "tool_end",
-            ChatEvent::ApprovalNeeded { .. } => "approval_needed",
+            ChatEvent::ApprovalNeeded(_) => "approval_needed",
             ChatEvent::ApprovalResolved { .. } => "approval_resolved",
             ChatEvent::Done { .. } => "done",
             ChatEvent::Error { .. } => "error",
+            ChatEvent::Unknown { event, .. } => event,
         }
     }
 
     /// The JSON data.
     pub fn data(&self) -> Value {
-        match self {
-            ChatEvent::Session {
-                session_id,
-                control_level,
-            } => {
-                json!({ "session_id": session_id, "control_level": control_level })
-            }
-            ChatEvent::Content { text } => json!({ "text": text }),
-            ChatEvent::ContentReplaced { text, reason } => {
-                json!({ "text": text, "reason": reason })
-            }
-            ChatEvent::ToolStart {
-                tool_call_id,
-                name,
-                input,
-            } => {
-                json!({ "tool_call_id": tool_call_id, "name": name, "input": input })
-            }
-            ChatEvent::ToolOutput {
-                tool_call_id,
-                stream,
-                text,
-            } => {
-                json!({ "tool_call_id": tool_call_id, "stream": stream, "text": text })
-            }
-            ChatEvent::ToolEnd {
-                tool_call_id,
-                name,
-                ok,
-                error_code,
-                duration_ms,
-            } => json!({
-                "tool_call_id": tool_call_id, "name": name, "ok": ok,
-                "error_code": error_code, "duration_ms": duration_ms,
-            }),
-            ChatEvent::ApprovalNeeded {
-                approval_id,
-                tool_call_id,
-                command,
-                target,
-                risk,
-                reasons,
-                diff,
-                expires_at,
-            } => json!({
-                "approval_id": approval_id, "tool_call_id": tool_call_id, "command": command,
-                "target": target, "risk": risk, "reasons": reasons, "diff": diff,
-                "expires_at": expires_at,
-            }),
-            ChatEvent::ApprovalResolved {
-                approval_id,
-                decision,
-                reason,
-            } => {
-                json!({ "approval_id": approval_id, "decision": decision, "reason": reason })
-            }
-            ChatEvent::Done {
-                session_id,
-                turns,
-                tool_calls,
-                input_tokens,
-                output_tokens,
-            } => json!({
-                "session_id": session_id, "turns": turns, "tool_calls": tool_calls,
-                "input_tokens": input_tokens, "output_tokens": output_tokens,
-            }),
-            ChatEvent::Error { code, message } => json!({ "code": code, "message": message }),
+        if let ChatEvent::Unknown { data, .. } = self {
+            return data.clone();
         }
+        match serde_json::to_value(self) {
+            Ok(mut tagged) => tagged["data"].take(),
+            // Every field is a string, a number, a bool or JSON: this cannot fail.
+            Err(_) => Value::Null,
+        }
+    }
+
+    /// Decodes one server-sent event: its name and its `data:` text.
+    pub fn decode(event: &str, data: &str) -> Result<ChatEvent, String> {
+        if !EVENT_NAMES.contains(&event) {
+            let data = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.into()));
+            return Ok(ChatEvent::Unknown {
+                event: event.to_owned(),
+                data,
+            });
+        }
+        let data: Value = serde_json::from_str(data)
+            .map_err(|e| format!("the data of a {event:?} event is not JSON: {e}"))?;
+        serde_json::from_value(json!({ "event": event, "data": data }))
+            .map_err(|e| format!("a {event:?} event does not fit the contract: {e}"))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn events_carry_the_exact_names_and_fields() {
-        let end = ChatEvent::ToolEnd {
-            tool_call_id: "c1".into(),
-            name: "read".into(),
-            ok: true,
-            error_code: None,
-            duration_ms: 5,
-        };
-        assert_eq!(end.name(), "tool_end");
-        let data = end.data();
-        let mut keys: Vec<_> = data.as_object().unwrap().keys().cloned().collect();
-        keys.sort();
-        assert_eq!(
-            keys,
-            ["duration_ms", "error_code", "name", "ok", "tool_call_id"]
-        );
-        assert!(data["error_code"].is_null());
-        let done = ChatEvent::Done {
-            session_id: "s".into(),
-            turns: 1,
-            tool_calls: 0,
-            input_tokens: 3,
-            output_tokens: 4,
-        };
-        assert_eq!(done.name(), "done");
-        assert_eq!(done.data()["output_tokens"], 4);
-    }
-}
+mod tests;

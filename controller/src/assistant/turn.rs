@@ -25,6 +25,7 @@ use super::state::SessionState;
 use super::tools_run::{CallOutcome, ToolRunner};
 use crate::approvals::ControlLevel;
 use crate::clock::unix_now;
+use crate::error::StreamErrorCode;
 use crate::llm::{ChatRequest, LlmError, Message, StreamEvent, ToolCall};
 
 /// Model calls in one turn; the last is forced to answer in text.
@@ -91,13 +92,10 @@ impl Turn {
         let _ = self.events.send(event);
     }
 
-    fn error(&self, code: &str, message: impl Into<String>) {
+    fn error(&self, code: StreamErrorCode, message: impl Into<String>) {
         let message = message.into();
-        tracing::warn!(code, %message, "turn error");
-        self.emit(ChatEvent::Error {
-            code: code.into(),
-            message,
-        });
+        tracing::warn!(code = %code, %message, "turn error");
+        self.emit(ChatEvent::Error { code, message });
     }
 
     async fn store_message(&self, role: &str, content: &str, data: Option<Value>) {
@@ -131,7 +129,7 @@ impl Turn {
             self.direct(&runner, &mut state, &message).await;
         } else if self.assistant.provider().is_none() {
             self.error(
-                "MODEL_NOT_CONFIGURED",
+                StreamErrorCode::ModelNotConfigured,
                 "no model is configured: set VIGIL_LLM_PROVIDER (openai or anthropic), VIGIL_LLM_MODEL, \
                  VIGIL_LLM_BASE_URL for a local server (e.g. http://127.0.0.1:11434/v1 for Ollama) and \
                  VIGIL_LLM_API_KEY if it needs one, then restart the controller. Direct mode works \
@@ -142,7 +140,7 @@ impl Turn {
                 .await;
         }
         if self.cancel.is_cancelled() {
-            self.error("CANCELLED", "the turn was cancelled");
+            self.error(StreamErrorCode::Cancelled, "the turn was cancelled");
         }
         if let Err(error) = self
             .assistant
@@ -228,7 +226,7 @@ impl Turn {
             Ok(messages) => Conversation::from_history(messages),
             Err(error) => {
                 self.error(
-                    "INTERNAL",
+                    StreamErrorCode::Internal,
                     format!("cannot load the session's messages: {error}"),
                 );
                 return;
@@ -372,7 +370,7 @@ impl Turn {
             return false;
         }
         self.error(
-            "BUDGET_EXCEEDED",
+            StreamErrorCode::BudgetExceeded,
             format!(
                 "this session used {used} tokens, its budget is {budget} (--session-token-budget): \
                  start a new session to go on"
@@ -481,7 +479,10 @@ impl Turn {
     }
 
     fn model_error(&self, error: &LlmError) {
-        self.error("MODEL_ERROR", format!("the model failed: {error}"));
+        self.error(
+            StreamErrorCode::ModelError,
+            format!("the model failed: {error}"),
+        );
     }
 
     /// Runs one response's tool calls: consecutive reads and resolves up to

@@ -95,6 +95,34 @@ impl ApiClient {
         })
     }
 
+    /// Sends a request whose answer is `text/event-stream`; its events as they arrive
+    /// (`eventsource-stream`). A transport failure or a body that is not an event stream
+    /// ends the stream with the error.
+    pub async fn events(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<impl futures_util::Stream<Item = Result<eventsource_stream::Event>> + use<>> {
+        use eventsource_stream::{EventStreamError, Eventsource};
+        use futures_util::StreamExt;
+        let response = self
+            .send(request.header(reqwest::header::ACCEPT, "text/event-stream"))
+            .await?;
+        let url = self.base.clone();
+        Ok(response
+            .bytes_stream()
+            .eventsource()
+            .map(move |event| match event {
+                Ok(event) => Ok(event),
+                Err(EventStreamError::Transport(source)) => Err(Error::Http {
+                    url: url.clone(),
+                    source,
+                }),
+                Err(other) => Err(Error::Network(format!(
+                    "the controller's answer is not an event stream: {other}"
+                ))),
+            }))
+    }
+
     /// Sends a request and decodes its JSON answer.
     pub async fn json<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T> {
         let response = self.send(request).await?;

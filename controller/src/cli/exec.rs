@@ -6,6 +6,7 @@
 //! command is requested through an approval instead ([`super::exec_write`]). With `--all`,
 //! `--label K=V` or several `--target`s it fans out ([`super::exec_fanout`]).
 
+use futures_util::StreamExt;
 use std::io::Write;
 
 use clap::Args;
@@ -14,7 +15,6 @@ use reqwest::header::ACCEPT;
 use serde_json::{Value, json};
 
 use super::client::{ApiClient, ClientArgs};
-use super::sse::{SseEvent, SseParser};
 use crate::api::ExecExit;
 use crate::{Error, Result};
 
@@ -119,28 +119,19 @@ async fn stream(args: &ExecArgs) -> Result<u8> {
         .request(Method::POST, "/api/exec")
         .header(ACCEPT, "text/event-stream")
         .json(&body);
-    let mut response = client.send(request).await?;
-    let mut parser = SseParser::default();
-    loop {
-        let chunk = response.chunk().await.map_err(|source| Error::Http {
-            url: args.client.url.clone(),
-            source,
-        })?;
-        let Some(chunk) = chunk else {
-            return Err(Error::Network(
-                "the controller closed the stream before the command ended".into(),
-            ));
-        };
-        for event in parser.push(&chunk) {
-            if let Some(code) = handle(event)? {
-                return Ok(code);
-            }
+    let mut events = std::pin::pin!(client.events(request).await?);
+    while let Some(event) = events.next().await {
+        if let Some(code) = handle(event?)? {
+            return Ok(code);
         }
     }
+    Err(Error::Network(
+        "the controller closed the stream before the command ended".into(),
+    ))
 }
 
 /// Writes an event to the terminal; returns the exit code once the command ended.
-fn handle(event: SseEvent) -> Result<Option<u8>> {
+fn handle(event: eventsource_stream::Event) -> Result<Option<u8>> {
     match event.event.as_str() {
         "stdout" => {
             let mut out = std::io::stdout().lock();

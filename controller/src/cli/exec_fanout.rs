@@ -5,6 +5,7 @@
 //! API's answer as it is. Exits 0 when every target exited 0, 1 when any failed, was
 //! refused by its agent or was offline (a refusal of the whole request exits 2).
 
+use futures_util::StreamExt;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
@@ -14,7 +15,6 @@ use serde_json::{Value, json};
 
 use super::client::ApiClient;
 use super::exec::ExecArgs;
-use super::sse::SseParser;
 use super::table;
 use crate::exec::fanout::{FanoutAnswer, Summary, TargetResult, TargetStatus};
 use crate::{Error, Result};
@@ -63,7 +63,7 @@ pub async fn run(args: &ExecArgs) -> Result<u8> {
         let summary: Summary = serde_json::from_value(answer["summary"].clone())?;
         return Ok(exit_code(&summary));
     }
-    let answer = stream(&client, request, &args.client.url).await?;
+    let answer = stream(&client, request).await?;
     let mut out = std::io::stdout().lock();
     out.write_all(render(&answer).as_bytes())
         .and_then(|()| out.flush())
@@ -77,48 +77,34 @@ pub fn exit_code(summary: &Summary) -> u8 {
 }
 
 /// Reads the event stream to its summary, showing progress on a terminal.
-async fn stream(
-    client: &ApiClient,
-    request: reqwest::RequestBuilder,
-    url: &str,
-) -> Result<FanoutAnswer> {
-    let mut response = client
-        .send(request.header(ACCEPT, "text/event-stream"))
-        .await?;
+async fn stream(client: &ApiClient, request: reqwest::RequestBuilder) -> Result<FanoutAnswer> {
+    let mut events = std::pin::pin!(client.events(request).await?);
     let progress = std::io::stderr().is_terminal();
-    let mut parser = SseParser::default();
     let (mut total, mut results) = (0, Vec::new());
-    loop {
-        let chunk = response.chunk().await.map_err(|source| Error::Http {
-            url: url.to_owned(),
-            source,
-        })?;
-        let Some(chunk) = chunk else {
-            return Err(Error::Network(
-                "the controller closed the stream before the fan-out ended".into(),
-            ));
-        };
-        for event in parser.push(&chunk) {
-            match event.event.as_str() {
-                "start" => {
-                    let start: Value = serde_json::from_str(&event.data)?;
-                    total = start["targets"].as_u64().unwrap_or(0);
-                }
-                "result" => results.push(serde_json::from_str::<TargetResult>(&event.data)?),
-                "summary" => {
-                    if progress {
-                        eprint!("\r\x1b[K");
-                    }
-                    let summary = serde_json::from_str(&event.data)?;
-                    return Ok(FanoutAnswer { results, summary });
-                }
-                _ => continue,
+    while let Some(event) = events.next().await {
+        let event = event?;
+        match event.event.as_str() {
+            "start" => {
+                let start: Value = serde_json::from_str(&event.data)?;
+                total = start["targets"].as_u64().unwrap_or(0);
             }
-            if progress {
-                eprint!("\r{}/{total} targets", results.len());
+            "result" => results.push(serde_json::from_str::<TargetResult>(&event.data)?),
+            "summary" => {
+                if progress {
+                    eprint!("\r\x1b[K");
+                }
+                let summary = serde_json::from_str(&event.data)?;
+                return Ok(FanoutAnswer { results, summary });
             }
+            _ => continue,
+        }
+        if progress {
+            eprint!("\r{}/{total} targets", results.len());
         }
     }
+    Err(Error::Network(
+        "the controller closed the stream before the fan-out ended".into(),
+    ))
 }
 
 /// The table, sorted by host then target, and the summary line.

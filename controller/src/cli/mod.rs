@@ -19,7 +19,6 @@ pub mod exec_write;
 pub mod policy;
 pub mod resources;
 pub mod serve;
-pub mod sse;
 pub mod table;
 pub mod token;
 

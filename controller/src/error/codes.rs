@@ -166,9 +166,102 @@ impl std::fmt::Display for ApiCode {
     }
 }
 
+/// The codes of a chat stream's `error` event (docs/assistant.md). A turn's failure is not
+/// an HTTP answer (the stream is already open with 200), so these have no status; `INTERNAL`
+/// means what [`ApiCode::Internal`] means. A code this version does not know decodes as
+/// [`StreamErrorCode::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StreamErrorCode {
+    /// The turn was cancelled (`POST /api/ai/sessions/{id}/cancel`).
+    Cancelled,
+    /// The model's API failed or answered something unusable.
+    ModelError,
+    /// The turn used up its budget of model calls or tool calls.
+    BudgetExceeded,
+    /// The controller failed; details are in its log.
+    Internal,
+    /// No model is configured (`--llm-provider`).
+    ModelNotConfigured,
+    /// A code from a newer controller.
+    Other(String),
+}
+
+impl StreamErrorCode {
+    /// Every code this version sends, in the order of the documented list.
+    pub const ALL: [StreamErrorCode; 5] = [
+        StreamErrorCode::ModelNotConfigured,
+        StreamErrorCode::ModelError,
+        StreamErrorCode::Cancelled,
+        StreamErrorCode::BudgetExceeded,
+        StreamErrorCode::Internal,
+    ];
+
+    /// The code as the stream writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StreamErrorCode::Cancelled => "CANCELLED",
+            StreamErrorCode::ModelError => "MODEL_ERROR",
+            StreamErrorCode::BudgetExceeded => "BUDGET_EXCEEDED",
+            StreamErrorCode::Internal => ApiCode::Internal.as_str(),
+            StreamErrorCode::ModelNotConfigured => "MODEL_NOT_CONFIGURED",
+            StreamErrorCode::Other(code) => code,
+        }
+    }
+
+    /// The code written as `text`.
+    pub fn parse(text: &str) -> StreamErrorCode {
+        StreamErrorCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
+            .unwrap_or_else(|| StreamErrorCode::Other(text.to_owned()))
+    }
+}
+
+impl std::fmt::Display for StreamErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for StreamErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StreamErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(StreamErrorCode::parse(&text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
+
+    #[test]
+    fn stream_codes_are_distinct_and_only_internal_is_shared_with_the_api() {
+        let mut names = HashSet::new();
+        for code in StreamErrorCode::ALL {
+            assert!(names.insert(code.as_str().to_owned()), "{code} twice");
+            assert_eq!(StreamErrorCode::parse(code.as_str()), code);
+            let api = ApiCode::parse(code.as_str());
+            assert_eq!(
+                api.is_some(),
+                code == StreamErrorCode::Internal,
+                "{code}: a stream code that is also an API code must mean the same"
+            );
+        }
+        assert_eq!(
+            StreamErrorCode::parse("NEW_THING"),
+            StreamErrorCode::Other("NEW_THING".into())
+        );
+        let json = serde_json::to_string(&StreamErrorCode::BudgetExceeded).unwrap();
+        assert_eq!(json, "\"BUDGET_EXCEEDED\"");
+        let back: StreamErrorCode = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, StreamErrorCode::BudgetExceeded);
+    }
 
     use super::*;
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use vigil_shared::ids::AgentId;
 
-pub use codes::ApiCode;
+pub use codes::{ApiCode, StreamErrorCode};
 pub use status::ApiErrorBody;
 
 /// Everything that can go wrong in the controller.

@@ -36,7 +36,7 @@ async fn logs_investigation_stays_reading(protocol: Protocol) {
     assert_eq!(ends.len(), 7, "{events:#?}");
     assert!(ends.iter().all(|(_, ok, _)| *ok), "{ends:?}");
     assert_eq!(answer(&events), "The host is fine.");
-    let done = named(&events, "done")[0];
+    let done = &named(&events, "done")[0];
     assert_eq!(
         (done["tool_calls"].as_u64(), done["turns"].as_u64()),
         (Some(7), Some(8))

@@ -35,7 +35,7 @@ mod writes;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vigil_tests::chat::{ChatHost, ChatStream, scripted_llm_args};
+use vigil_tests::chat::{ChatEvent, ChatHost, ChatStream, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, ScriptedModel};
 use vigil_tests::{Agent, Controller};
 
@@ -89,7 +89,7 @@ impl Env {
     }
 
     /// Runs a whole turn and returns its events.
-    async fn turn(&self, message: &str, level: Option<&str>) -> Vec<(String, Value)> {
+    async fn turn(&self, message: &str, level: Option<&str>) -> Vec<ChatEvent> {
         self.chat(message, None, level).await.finish(TURN).await
     }
 }
@@ -100,7 +100,7 @@ fn call(name: &str, args: Value) -> (String, Value) {
 }
 
 /// The `tool_end` events' `(name, ok, error_code)`.
-fn ends(events: &[(String, Value)]) -> Vec<(String, bool, Option<String>)> {
+fn ends(events: &[ChatEvent]) -> Vec<(String, bool, Option<String>)> {
     vigil_tests::chat::named(events, "tool_end")
         .iter()
         .map(|e| {

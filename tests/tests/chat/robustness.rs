@@ -322,6 +322,6 @@ async fn a_session_past_its_token_budget_stops_with_a_clear_message() {
         1,
         "the loop stopped before a second model call"
     );
-    let done = named(&events, "done")[0];
+    let done = &named(&events, "done")[0];
     assert!(done["input_tokens"].as_u64().unwrap() + done["output_tokens"].as_u64().unwrap() >= 5);
 }

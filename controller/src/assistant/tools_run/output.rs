@@ -45,7 +45,7 @@ impl<'a> OutputEvents<'a> {
         if !text.is_empty() {
             self.runner.emit(ChatEvent::ToolOutput {
                 tool_call_id: self.call_id.clone(),
-                stream: stream.as_str(),
+                stream: stream.as_str().to_owned(),
                 text,
             });
         }

@@ -14,7 +14,7 @@ use super::output::{OutputEvents, outcome_data};
 use super::read::{exec_error, untrusted};
 use super::{Prepared, ToolRunner};
 use crate::approvals::{ControlLevel, Pending, WriteEvent, WriteResult};
-use crate::assistant::events::ChatEvent;
+use crate::assistant::events::{ApprovalNeeded, ChatEvent};
 use crate::clock::unix_now;
 use crate::exec::{DEADLINE_GRACE, ExecSpec, MAX_TIMEOUT_S, Mode};
 use crate::store::approvals::NewApproval;
@@ -196,7 +196,7 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
     };
     if runner.level == ControlLevel::Controlled {
         let row = &pending.row;
-        runner.emit(ChatEvent::ApprovalNeeded {
+        runner.emit(ChatEvent::ApprovalNeeded(ApprovalNeeded {
             approval_id: row.id.clone(),
             tool_call_id: prepared.call.id.clone(),
             command: row.command.clone(),
@@ -205,7 +205,7 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
             reasons: row.reasons.clone(),
             diff: row.diff.clone(),
             expires_at: row.expires_at,
-        });
+        }));
     }
     wait(runner, prepared, pending).await
 }

@@ -8,7 +8,6 @@
 //! [`turn`] runs one turn.
 
 pub mod api;
-pub mod event;
 pub mod input;
 pub mod interactive;
 pub mod mentions;

@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use super::event::ChatEvent;
 use super::style::Style;
 use super::summary::{WIDTH, approval_lines, shorten, tool_summary};
+use crate::assistant::events::ChatEvent;
 
 /// How many lines of a command's output are shown (the rest is counted).
 pub const OUTPUT_LINES: usize = 3;
@@ -189,7 +189,7 @@ impl Renderer {
                 self.release();
                 self.end_answer();
             }
-            ChatEvent::Session { .. } | ChatEvent::Other => {}
+            ChatEvent::Session { .. } | ChatEvent::Unknown { .. } => {}
         }
     }
 

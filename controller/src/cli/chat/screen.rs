@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use super::event::ChatEvent;
 use super::render::{Channel, Renderer};
 use super::style::Style;
+use crate::assistant::events::ChatEvent;
 use crate::{Error, Result};
 
 /// The terminal (or the pipes) the chat writes to.

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::event::ApprovalNeeded;
 use super::style::Style;
+use crate::assistant::events::ApprovalNeeded;
 
 /// How many lines of an approval's diff are shown.
 const DIFF_LINES: usize = 60;

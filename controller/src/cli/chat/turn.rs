@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::signal::unix::Signal;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -13,10 +15,10 @@ use tracing::debug;
 
 use super::api::ChatApi;
 use super::describe;
-use super::event::{ApprovalNeeded, ChatEvent};
 use super::input::parse_answer;
 use super::screen::Screen;
-use crate::cli::sse::SseParser;
+use crate::assistant::events::{ApprovalNeeded, ChatEvent};
+use crate::error::StreamErrorCode;
 use crate::{Error, Result};
 
 /// How long a cancelled turn may take to send its last events.
@@ -60,7 +62,7 @@ pub struct Turn<'a> {
 }
 
 enum Step {
-    Chunk(std::result::Result<Option<axum::body::Bytes>, reqwest::Error>),
+    Event(Option<std::result::Result<Event, EventStreamError<reqwest::Error>>>),
     Line(Option<String>),
     Interrupt,
     GraceOver,
@@ -83,8 +85,8 @@ async fn next_line(lines: &mut Option<&mut UnboundedReceiver<String>>) -> Option
 impl Turn<'_> {
     /// Runs the turn of `body` (`{session_id?, message, mentions?, control_level?}`).
     pub async fn run(mut self, body: &Value) -> Result<Ended> {
-        let mut response = self.api.start_turn(body).await?;
-        let mut parser = SseParser::default();
+        let response = self.api.start_turn(body).await?;
+        let mut stream = response.bytes_stream().eventsource();
         let mut session: Option<String> = None;
         let mut pending: VecDeque<ApprovalNeeded> = VecDeque::new();
         let mut errors = false;
@@ -92,54 +94,59 @@ impl Turn<'_> {
         loop {
             let grace = cancelling.unwrap_or_else(Instant::now);
             let step = tokio::select! {
-                chunk = response.chunk() => Step::Chunk(chunk),
+                event = stream.next() => Step::Event(event),
                 line = next_line(&mut self.lines), if self.lines.is_some() => Step::Line(line),
                 _ = self.interrupts.recv() => Step::Interrupt,
                 () = tokio::time::sleep_until(grace), if cancelling.is_some() => Step::GraceOver,
             };
             match step {
-                Step::Chunk(Ok(Some(bytes))) => {
-                    for sse in parser.push(&bytes) {
-                        let event = ChatEvent::parse(&sse);
-                        match &event {
-                            ChatEvent::Session { session_id, .. } => {
-                                session = Some(session_id.clone());
-                            }
-                            ChatEvent::Error { code, .. }
-                                if cancelling.is_some() && code == "CANCELLED" =>
-                            {
-                                continue;
-                            }
-                            ChatEvent::Error { .. } => errors = true,
-                            _ => {}
+                Step::Event(Some(Ok(sse))) => {
+                    let event = match ChatEvent::decode(&sse.event, &sse.data) {
+                        Ok(event) => event,
+                        Err(why) => {
+                            self.screen.line(&format!("error: BAD_EVENT: {why}"))?;
+                            continue;
                         }
-                        self.screen.event(&event)?;
-                        match event {
-                            ChatEvent::Done { .. } => {
-                                let outcome = match cancelling {
-                                    Some(_) => Outcome::Cancelled,
-                                    None => Outcome::Done { errors },
-                                };
-                                return Ok(ended(outcome, &session));
-                            }
-                            ChatEvent::ApprovalNeeded(needed) => {
-                                pending.push_back(needed);
-                                if pending.len() == 1 {
-                                    self.ask(&pending)?;
-                                }
-                            }
-                            ChatEvent::ApprovalResolved { approval_id, .. } => {
-                                let front = pending.front().map(|p| p.approval_id.clone());
-                                pending.retain(|p| p.approval_id != approval_id);
-                                if front.as_deref() == Some(approval_id.as_str()) {
-                                    self.ask(&pending)?;
-                                }
-                            }
-                            _ => {}
+                    };
+                    match &event {
+                        ChatEvent::Session { session_id, .. } => {
+                            session = Some(session_id.clone());
                         }
+                        ChatEvent::Error {
+                            code: StreamErrorCode::Cancelled,
+                            ..
+                        } if cancelling.is_some() => {
+                            continue;
+                        }
+                        ChatEvent::Error { .. } => errors = true,
+                        _ => {}
+                    }
+                    self.screen.event(&event)?;
+                    match event {
+                        ChatEvent::Done { .. } => {
+                            let outcome = match cancelling {
+                                Some(_) => Outcome::Cancelled,
+                                None => Outcome::Done { errors },
+                            };
+                            return Ok(ended(outcome, &session));
+                        }
+                        ChatEvent::ApprovalNeeded(needed) => {
+                            pending.push_back(needed);
+                            if pending.len() == 1 {
+                                self.ask(&pending)?;
+                            }
+                        }
+                        ChatEvent::ApprovalResolved { approval_id, .. } => {
+                            let front = pending.front().map(|p| p.approval_id.clone());
+                            pending.retain(|p| p.approval_id != approval_id);
+                            if front.as_deref() == Some(approval_id.as_str()) {
+                                self.ask(&pending)?;
+                            }
+                        }
+                        _ => {}
                     }
                 }
-                Step::Chunk(Ok(None)) => {
+                Step::Event(None) => {
                     self.screen.end_answer()?;
                     if cancelling.is_some() {
                         return Ok(ended(Outcome::Cancelled, &session));
@@ -148,13 +155,19 @@ impl Turn<'_> {
                         .line("error: STREAM_ENDED: the controller closed the stream before the turn ended")?;
                     return Ok(ended(Outcome::Lost, &session));
                 }
-                Step::Chunk(Err(source)) => {
+                Step::Event(Some(Err(EventStreamError::Transport(source)))) => {
                     let error = Error::Http {
                         url: String::new(),
                         source,
                     };
                     self.screen
                         .line(&format!("error: STREAM_ENDED: {}", describe(&error).1))?;
+                    return Ok(ended(Outcome::Lost, &session));
+                }
+                Step::Event(Some(Err(other))) => {
+                    self.screen.line(&format!(
+                        "error: STREAM_ENDED: not an event stream: {other}"
+                    ))?;
                     return Ok(ended(Outcome::Lost, &session));
                 }
                 Step::Line(Some(line)) => {

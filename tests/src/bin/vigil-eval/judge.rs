@@ -8,7 +8,7 @@ use axum::Router;
 use axum::routing::get;
 use serde_json::{Value, json};
 use vigil_tests::Controller;
-use vigil_tests::chat::{answer, named};
+use vigil_tests::chat::{ChatEvent, answer, named};
 use vigil_tests::docker::{self, Container};
 use vigil_tests::model_server::ScriptedModel;
 
@@ -163,18 +163,18 @@ pub async fn run(cx: &Context<'_>, scenario: &Scenario) -> Verdict {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let events: Vec<(String, Value)> = stream
+    let events: Vec<ChatEvent> = stream
         .events()
-        .into_iter()
+        .iter()
         .map(|e| {
-            (
-                e.event,
-                serde_json::from_str(&e.data).unwrap_or(Value::Null),
-            )
+            ChatEvent::decode(&e.event, &e.data).unwrap_or_else(|why| ChatEvent::Unknown {
+                event: format!("undecodable {}", e.event),
+                data: Value::String(why),
+            })
         })
         .collect();
     let mut failures = Vec::new();
-    if events.last().map(|e| e.0.as_str()) != Some("done") {
+    if !matches!(events.last(), Some(ChatEvent::Done { .. })) {
         failures.push("the turn did not end".into());
     }
     judge_host(scenario, dir.path(), &mut failures);
@@ -209,7 +209,7 @@ fn judge_host(scenario: &Scenario, dir: &std::path::Path, failures: &mut Vec<Str
 fn judge_conversation(
     cx: &Context<'_>,
     scenario: &Scenario,
-    events: &[(String, Value)],
+    events: &[ChatEvent],
     before: usize,
     failures: &mut Vec<String>,
 ) {
@@ -245,7 +245,8 @@ fn judge_conversation(
         failures.push(format!("the answer still says {text:?}"));
     }
     let sent = serde_json::to_string(&cx.model.requests()[before..]).unwrap_or_default();
-    let shown = serde_json::to_string(events).unwrap_or_default();
+    let shown: Vec<Value> = events.iter().map(ChatEvent::data).collect();
+    let shown = serde_json::to_string(&shown).unwrap_or_default();
     for text in &expect.never_seen {
         if sent.contains(text) || shown.contains(text) {
             failures.push(format!("{text:?} was seen"));

@@ -1,7 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::cli::chat::event::ApprovalNeeded;
+use crate::assistant::events::ApprovalNeeded;
+use crate::error::StreamErrorCode;
 
 fn text_of(pieces: &[Piece]) -> String {
     pieces.iter().map(|p| p.text.as_str()).collect()
@@ -41,12 +42,15 @@ fn notes_stay_off_the_answer_when_not_merged() {
     let mut r = Renderer::new(Style::plain(), false);
     r.event(&ChatEvent::Content { text: "Hi".into() });
     r.event(&ChatEvent::Error {
-        code: "MODEL_ERROR".into(),
+        code: StreamErrorCode::ModelError,
         message: "boom".into(),
     });
     r.event(&ChatEvent::Done {
+        session_id: "s".into(),
         turns: 1,
         tool_calls: 0,
+        input_tokens: 0,
+        output_tokens: 0,
     });
     let pieces = r.take();
     let answer: String = pieces
@@ -167,8 +171,11 @@ fn a_held_answer_is_written_once_without_what_was_withdrawn() {
         text: "It runs.".into(),
     });
     r.event(&ChatEvent::Done {
+        session_id: "s".into(),
         turns: 1,
         tool_calls: 1,
+        input_tokens: 0,
+        output_tokens: 0,
     });
     let pieces = r.take();
     let answer: String = pieces
