@@ -11,58 +11,64 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "ip" => ip(cmd),
         "ss" => {
-            let p = cmd.parse(Spec {
-                short_values: "fAFN",
-                long_values: &["family", "query", "filter", "net"],
-                ..Spec::default()
-            });
-            if p.flag('K', "kill") {
-                Verdict::write(Risk::High, "ss -K kills sockets")
-            } else if p.flag('E', "events") {
-                Verdict::read("ss -E only reads").unbounded(
+            let w = match cmd.walk("ss") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ss", &w);
+            if v.is_write() || !w.has("events") {
+                v
+            } else {
+                v.unbounded(
                     UnboundedCategory::Stream,
                     Some(cmd.rebuilt_without("E", &["events"], false, &[])),
                 )
-            } else {
-                Verdict::read("ss only lists sockets")
             }
         }
         "netstat" => {
-            let p = cmd.parse(Spec::default());
-            if p.flag('c', "continuous") {
-                Verdict::read("netstat only reads").unbounded(
+            let w = match cmd.walk("netstat") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("netstat", &w);
+            if v.is_write() || !w.has("continuous") {
+                v
+            } else {
+                v.unbounded(
                     UnboundedCategory::Stream,
                     Some(cmd.rebuilt_without("c", &["continuous"], false, &[])),
                 )
-            } else {
-                Verdict::read("netstat only lists")
             }
         }
         "ping" | "ping6" | "arping" | "fping" => ping(cmd),
-        "traceroute" | "traceroute6" | "tracepath" | "tcptraceroute" => {
-            Verdict::read(format!("{} only probes", cmd.name))
-        }
+        "traceroute" | "traceroute6" => cmd.by_table("traceroute"),
+        "tracepath" => cmd.by_table("tracepath"),
+        "tcptraceroute" => cmd.by_table("tcptraceroute"),
         "mtr" => {
-            let p = cmd.parse(Spec {
-                short_values: "csiafmBPQLZGMuTxy",
-                ..Spec::default()
-            });
-            if p.flag('r', "report")
-                || p.flag('w', "report-wide")
-                || p.flag('j', "json")
-                || p.long("csv")
-                || p.long("xml")
-                || p.flag('C', "csv")
-                || p.flag('x', "xml")
-                || p.flag('l', "raw")
-            {
+            let w = match cmd.walk("mtr") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("mtr", &w);
+            let report = [
+                "report",
+                "report-wide",
+                "json",
+                "xml",
+                "csv",
+                "raw",
+                "split",
+            ];
+            if v.is_write() || ["help", "version"].iter().any(|id| w.has(id)) {
+                v
+            } else if report.iter().any(|id| w.has(id)) {
                 Verdict::read("mtr --report only probes")
             } else {
                 let rewrite = format!(
                     "mtr --report -c 10 {}",
                     super::super::word::join_src(cmd.args)
                 );
-                Verdict::read("mtr only probes").unbounded(UnboundedCategory::Tty, Some(rewrite))
+                v.unbounded(UnboundedCategory::Tty, Some(rewrite))
             }
         }
         "tcpdump" => tcpdump(cmd),
@@ -350,32 +356,50 @@ fn ip(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// ping, ping6, arping and fping: their tables decide; without a count or a deadline
+/// (fping: with `-l`) they run until stopped, rewritten with `-c 4`.
 fn ping(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "cwWiIstlMpQSFmT",
-        long_values: &[],
-        ..Spec::default()
-    });
-    if p.short('f') && cmd.name == "ping" {
-        let v = Verdict::write(Risk::Medium, "ping -f floods the network");
-        return if p.short('c') || p.short('w') {
+    let tool = match cmd.name {
+        "ping6" => "ping",
+        name => name,
+    };
+    let w = match cmd.walk(tool) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(tool, &w);
+    let ends = if tool == "fping" {
+        !w.has("loop") || w.has("version") || w.has("help")
+    } else {
+        ["c", "w", "h", "?", "V"].iter().any(|id| w.has(id))
+    };
+    if v.is_write() {
+        return if ends {
             v
         } else {
             v.unbounded(UnboundedCategory::Stream, None)
         };
     }
-    if p.short('c') || p.short('w') || (cmd.name == "fping" && !p.short('l')) {
-        // No option of ping writes a file or runs a program, and the count bounds it.
-        cmd.options_only_read();
-        return Verdict::read(format!("{} with a count only probes", cmd.name));
+    if ends {
+        if tool == "ping" {
+            // No option of ping writes a file or runs a program, and the count bounds
+            // it (an expanded `-f` floods at most that count): an expansion may stand
+            // anywhere (`xargs -I{} ping -c1 {}`).
+            cmd.options_only_read();
+        }
+        return v;
+    }
+    if tool == "fping" {
+        return v
+            .because("fping -l pings until stopped")
+            .unbounded(UnboundedCategory::Stream, None);
     }
     let rewrite = format!(
         "{} -c 4 {}",
         cmd.name,
         super::super::word::join_src(cmd.args)
     );
-    Verdict::read(format!("{} only probes", cmd.name))
-        .because(format!("{} without -c runs forever", cmd.name))
+    v.because(format!("{} without -c runs forever", cmd.name))
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 

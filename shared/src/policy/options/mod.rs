@@ -141,6 +141,18 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("zfs", &[include_str!("../rules/zfs.toml")]),
     ("zpool", &[include_str!("../rules/zpool.toml")]),
     ("zstd", &[include_str!("../rules/zstd.toml")]),
+    ("ss", &[include_str!("../rules/ss.toml")]),
+    ("netstat", &[include_str!("../rules/netstat.toml")]),
+    ("ping", &[include_str!("../rules/ping.toml")]),
+    ("arping", &[include_str!("../rules/arping.toml")]),
+    ("fping", &[include_str!("../rules/fping.toml")]),
+    ("traceroute", &[include_str!("../rules/traceroute.toml")]),
+    ("tracepath", &[include_str!("../rules/tracepath.toml")]),
+    (
+        "tcptraceroute",
+        &[include_str!("../rules/tcptraceroute.toml")],
+    ),
+    ("mtr", &[include_str!("../rules/mtr.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

@@ -139,6 +139,14 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("podman", &["exec"], &["podman", "exec", "--help"]),
     ("podman", &["inspect"], &["podman", "inspect", "--help"]),
     ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
+    ("ss", &[], &["ss", "--help"]),
+    ("netstat", &[], &["netstat", "--help"]),
+    ("ping", &[], &["ping", "-h"]),
+    ("arping", &[], &["arping", "-h"]),
+    ("fping", &[], &["fping", "-h"]),
+    ("traceroute", &[], &["traceroute", "--help"]),
+    ("tracepath", &[], &["tracepath", "-h"]),
+    ("mtr", &[], &["mtr", "-h"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -197,6 +205,12 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
         "debug",
         "optional attached value, help shows it bare",
     ),
+    // ss's help shows `-N, --net` without its NAME; ss.c declares it `N:` (required).
+    ("ss", "net", "help omits the value"),
+    // traceroute's help writes its placeholders in lowercase (`-f first_ttl`,
+    // `--first=first_ttl`), which the probe does not read as values; the short forms take
+    // the next word, the long forms a value after `=` only.
+    ("traceroute", "*", "lowercase placeholders"),
     // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
     // the command options take no value.
     (
