@@ -108,6 +108,8 @@ const NETWORK_TOOLS: &[&str] = &[
     "openssl",
     "ssh",
     "ssh-keyscan",
+    // showmount asks a host's mount daemon over RPC.
+    "showmount",
     "kubectl",
     "helm",
     "oc",

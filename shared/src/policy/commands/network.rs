@@ -78,39 +78,13 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
         | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
-        "iptables-save" | "ip6tables-save" | "iptables-legacy-save" | "iptables-nft-save" => {
-            let p = cmd.parse(Spec {
-                short_values: "fMt",
-                long_values: &["file", "modprobe", "table"],
-                ..Spec::default()
-            });
-            if p.flag('M', "modprobe") {
-                Verdict::write(Risk::Medium, "iptables-save -M runs a modprobe program")
-            } else if p.flag('f', "file") {
-                Verdict::write(Risk::Low, "iptables-save -f writes a file")
-            } else {
-                Verdict::read("iptables-save prints rules")
-            }
-        }
-        "nft" => {
-            let p = cmd.parse(Spec {
-                short_values: "fID",
-                long_values: &["file", "includepath", "define"],
-                ..Spec::default()
-            });
-            let words = p.words();
-            if p.flag('f', "file") || p.flag('i', "interactive") {
-                Verdict::write(Risk::High, "nft -f loads rules")
-            } else if matches!(words.first(), Some(&"list") | Some(&"describe"))
-                || words.is_empty() && p.flag('v', "version")
-            {
-                Verdict::read("nft list only reads")
-            } else if words.first() == Some(&"monitor") {
-                Verdict::read("nft monitor only reads").unbounded(UnboundedCategory::Stream, None)
-            } else {
-                Verdict::write(Risk::High, "nft changes firewall rules")
-            }
-        }
+        "iptables-save"
+        | "ip6tables-save"
+        | "iptables-legacy-save"
+        | "ip6tables-legacy-save"
+        | "iptables-nft-save"
+        | "ip6tables-nft-save" => cmd.by_table("iptables-save"),
+        "nft" => nft(cmd),
         "ufw" => match cmd.args.first().and_then(|w| w.fixed()) {
             Some("status" | "version" | "show" | "app")
                 if cmd.args.get(1).and_then(|w| w.fixed()) != Some("update") =>
@@ -176,41 +150,9 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Some(f) => Verdict::write(Risk::High, format!("ethtool {f} changes the interface")),
             }
         }
-        "arp" => {
-            let p = cmd.parse(Spec {
-                short_values: "iHf",
-                ..Spec::default()
-            });
-            if p.flag('s', "set") || p.flag('d', "delete") || p.flag('f', "file") {
-                Verdict::write(Risk::Medium, "arp changes the ARP table")
-            } else {
-                Verdict::read("arp lists the ARP table")
-            }
-        }
-        "route" => {
-            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
-            if words.iter().any(|w| matches!(*w, "add" | "del" | "flush")) || cmd.has_dynamic() {
-                Verdict::write(Risk::High, "route changes the routing table")
-            } else {
-                Verdict::read("route lists routes")
-            }
-        }
-        "ifconfig" | "iwconfig" => {
-            // Options come before the interface; every word after it is a setting
-            // (`ifconfig eth0 -arp`).
-            let p = cmd.parse(Spec {
-                stop_at_positional: true,
-                ..Spec::default()
-            });
-            if p.positionals.len() <= 1
-                && p.unlisted("asvV", &["version", "help"]).is_none()
-                && !cmd.has_dynamic()
-            {
-                Verdict::read(format!("{} shows interfaces", cmd.name))
-            } else {
-                Verdict::write(Risk::High, format!("{} changes an interface", cmd.name))
-            }
-        }
+        "arp" => cmd.by_table("arp"),
+        "route" => cmd.by_table("route"),
+        "ifconfig" | "iwconfig" => cmd.by_table(cmd.name),
         "iw" => {
             let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
             if words.iter().any(|w| {
@@ -255,17 +197,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "conntrack" => {
-            let p = cmd.parse(Spec::default());
-            if p.flag('L', "dump")
-                || p.flag('S', "stats")
-                || p.flag('C', "count")
-                || p.flag('G', "get")
-            {
-                Verdict::read("conntrack -L only lists")
-            } else if p.flag('E', "event") {
-                Verdict::read("conntrack -E only reads").unbounded(UnboundedCategory::Stream, None)
+            let w = match cmd.walk("conntrack") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("conntrack", &w);
+            if v.is_write() || !(w.has("E") || w.has("event")) {
+                v
             } else {
-                Verdict::write(Risk::High, "conntrack changes connection tracking")
+                v.unbounded(UnboundedCategory::Stream, None)
             }
         }
         _ => return None,
@@ -450,6 +390,37 @@ fn capture(cmd: &Cmd<'_>) -> Verdict {
     );
     v.because(format!("{} captures until stopped", cmd.name))
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+/// nft: `rules/nft.toml` decides; the words after the options are one command text for
+/// nft's grammar, where `;` and a newline start another command, so an operand holding
+/// them (or computed at run time, which may) is not a read. `monitor` streams.
+fn nft(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("nft") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("nft", &w);
+    if v.is_write() {
+        return v;
+    }
+    if let Some((_, word)) = w
+        .operands
+        .iter()
+        .find(|(_, word)| word.fixed().is_none_or(|t| t.contains([';', '\n'])))
+    {
+        return Verdict::write(
+            Risk::High,
+            format!(
+                "nft: {} may start another command in nft's command text",
+                word.src
+            ),
+        );
+    }
+    if w.path.first().is_some_and(|p| p == "monitor") {
+        return v.unbounded(UnboundedCategory::Stream, None);
+    }
+    v
 }
 
 fn nc(cmd: &Cmd<'_>) -> Verdict {

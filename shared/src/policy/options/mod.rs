@@ -153,6 +153,21 @@ const SOURCES: &[(&str, &[&str])] = &[
         &[include_str!("../rules/tcptraceroute.toml")],
     ),
     ("mtr", &[include_str!("../rules/mtr.toml")]),
+    (
+        "iptables-save",
+        &[include_str!("../rules/iptables-save.toml")],
+    ),
+    ("nft", &[include_str!("../rules/nft.toml")]),
+    ("arp", &[include_str!("../rules/arp.toml")]),
+    ("route", &[include_str!("../rules/route.toml")]),
+    ("conntrack", &[include_str!("../rules/conntrack.toml")]),
+    ("ssh-keyscan", &[include_str!("../rules/ssh-keyscan.toml")]),
+    ("showmount", &[include_str!("../rules/showmount.toml")]),
+    ("nfsstat", &[include_str!("../rules/nfsstat.toml")]),
+    ("exportfs", &[include_str!("../rules/exportfs.toml")]),
+    ("ifconfig", &[include_str!("../rules/ifconfig.toml")]),
+    ("iwconfig", &[include_str!("../rules/iwconfig.toml")]),
+    ("wg", &[include_str!("../rules/wg.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

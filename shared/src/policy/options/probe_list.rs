@@ -147,6 +147,12 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("traceroute", &[], &["traceroute", "--help"]),
     ("tracepath", &[], &["tracepath", "-h"]),
     ("mtr", &[], &["mtr", "-h"]),
+    ("nft", &[], &["nft", "--help"]),
+    ("arp", &[], &["arp", "--help"]),
+    ("route", &[], &["route", "--help"]),
+    ("conntrack", &[], &["conntrack", "--help"]),
+    ("showmount", &[], &["showmount", "--help"]),
+    ("nfsstat", &[], &["nfsstat", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -211,6 +217,15 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     // `--first=first_ttl`), which the probe does not read as values; the short forms take
     // the next word, the long forms a value after `=` only.
     ("traceroute", "*", "lowercase placeholders"),
+    // arp's and conntrack's helps write their values in lowercase or not at all (`-i,
+    // --device`, `-s, --src ip`); the arities are their getopt strings' ("A:H:…i:…",
+    // conntrack's "…s:d:r:q:…n::g::…").
+    ("arp", "*", "help omits or lowercases the values"),
+    ("conntrack", "*", "help lowercases the values"),
+    // nfsstat's help shows `-o [facility]`, but its getopt string has "o:" (required);
+    // `--since file` is lowercase.
+    ("nfsstat", "o", "required, help shows brackets"),
+    ("nfsstat", "since", "lowercase placeholder"),
     // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
     // the command options take no value.
     (
