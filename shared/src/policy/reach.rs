@@ -108,6 +108,10 @@ const NETWORK_TOOLS: &[&str] = &[
     "openssl",
     "ssh",
     "ssh-keyscan",
+    // `nc -z` connects to test a port.
+    "nc",
+    "netcat",
+    "ncat",
     // showmount asks a host's mount daemon over RPC.
     "showmount",
     "kubectl",

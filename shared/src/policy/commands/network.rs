@@ -85,14 +85,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         | "iptables-nft-save"
         | "ip6tables-nft-save" => cmd.by_table("iptables-save"),
         "nft" => nft(cmd),
-        "ufw" => match cmd.args.first().and_then(|w| w.fixed()) {
-            Some("status" | "version" | "show" | "app")
-                if cmd.args.get(1).and_then(|w| w.fixed()) != Some("update") =>
-            {
-                Verdict::read("ufw status only reads")
-            }
-            _ => Verdict::write(Risk::High, "ufw changes firewall rules"),
-        },
+        "ufw" => cmd.by_table("ufw"),
         "firewall-cmd" => {
             // argparse abbreviates, but an abbreviation of an option named --list… starts
             // with --list itself, so these name prefixes only ever admit query options.
@@ -120,34 +113,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "ethtool" => {
-            // ethtool matches its mode options in full (no getopt), before the device.
-            let p = cmd.parse(Spec {
-                stop_at_positional: true,
-                exact_long: true,
-                ..Spec::default()
-            });
-            let read_flags = [
-                "driver",
-                "show-features",
-                "show-ring",
-                "show-pause",
-                "show-coalesce",
-                "statistics",
-                "show-time-stamping",
-                "show-permaddr",
-                "show-channels",
-                "module-info",
-                "show-eee",
-                "show-fec",
-                "version",
-                "help",
-                "json",
-                "phy-statistics",
-            ];
-            match p.unlisted("ikgacSTPlmh", &read_flags) {
-                None if p.opts.len() <= 2 => Verdict::read("ethtool query only reads"),
-                None => Verdict::write(Risk::High, "ethtool: more than one mode option"),
-                Some(f) => Verdict::write(Risk::High, format!("ethtool {f} changes the interface")),
+            let w = match cmd.walk("ethtool") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ethtool", &w);
+            if v.is_write() || !w.has("monitor") {
+                v
+            } else {
+                v.unbounded(UnboundedCategory::Stream, None)
             }
         }
         "arp" => cmd.by_table("arp"),
@@ -423,25 +397,27 @@ fn nft(cmd: &Cmd<'_>) -> Verdict {
     v
 }
 
+/// nc, netcat, ncat, socat and telnet: their tables decide (`nc -z` reads; socat and
+/// telnet only print their help or version); a listener or a session is unbounded.
 fn nc(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "pswWiqxXIOPTV",
-        ..Spec::default()
-    });
-    if matches!(cmd.name, "nc" | "ncat" | "netcat")
-        && p.short('z')
-        && !p.short('l')
-        && !p.short('e')
-        && !p.short('c')
-    {
-        return Verdict::read(format!("{} -z only checks a port", cmd.name));
+    let tool = match cmd.name {
+        "netcat" => "nc",
+        name => name,
+    };
+    let w = match cmd.walk(tool) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(tool, &w);
+    if !v.is_write() {
+        return v;
     }
-    if p.short('l') || p.long("listen") {
+    if w.has("l") || w.has("listen") {
         return Verdict::write(Risk::Medium, format!("{} -l opens a listener", cmd.name))
+            .because(v.reasons.concat())
             .unbounded(UnboundedCategory::Stream, None);
     }
-    Verdict::write(Risk::Medium, format!("{} sends arbitrary data", cmd.name))
-        .unbounded(UnboundedCategory::Repl, None)
+    v.unbounded(UnboundedCategory::Repl, None)
 }
 
 fn iptables(cmd: &Cmd<'_>) -> Verdict {

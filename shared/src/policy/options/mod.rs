@@ -168,6 +168,12 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("ifconfig", &[include_str!("../rules/ifconfig.toml")]),
     ("iwconfig", &[include_str!("../rules/iwconfig.toml")]),
     ("wg", &[include_str!("../rules/wg.toml")]),
+    ("ethtool", &[include_str!("../rules/ethtool.toml")]),
+    ("nc", &[include_str!("../rules/nc.toml")]),
+    ("ncat", &[include_str!("../rules/ncat.toml")]),
+    ("socat", &[include_str!("../rules/socat.toml")]),
+    ("telnet", &[include_str!("../rules/telnet.toml")]),
+    ("ufw", &[include_str!("../rules/ufw.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

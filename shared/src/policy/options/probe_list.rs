@@ -153,6 +153,8 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("conntrack", &[], &["conntrack", "--help"]),
     ("showmount", &[], &["showmount", "--help"]),
     ("nfsstat", &[], &["nfsstat", "--help"]),
+    ("ncat", &[], &["ncat", "-h"]),
+    ("telnet", &[], &["telnet", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -226,6 +228,9 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     // `--since file` is lowercase.
     ("nfsstat", "o", "required, help shows brackets"),
     ("nfsstat", "since", "lowercase placeholder"),
+    // ncat's help omits or lowercases most values (`--allow`, `-p, --source-port port`);
+    // the arities are its getopt string's and long options table's.
+    ("ncat", "*", "help omits or lowercases the values"),
     // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
     // the command options take no value.
     (
