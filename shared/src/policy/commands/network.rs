@@ -1,7 +1,6 @@
 //! Network tools: ip, ss, netstat, ping, tcpdump, mtr, curl, wget, nc, firewalls, ethtool.
 
 use super::super::args::Spec;
-use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -9,7 +8,7 @@ use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
-        "ip" => ip(cmd),
+        "ip" => super::iproute::ip(cmd),
         "ss" => {
             let w = match cmd.walk("ss") {
                 Ok(w) => w,
@@ -185,89 +184,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         _ => return None,
     };
     Some(v)
-}
-
-fn ip(cmd: &Cmd<'_>) -> Verdict {
-    const READ_VERBS: &[&str] = &[
-        "show", "list", "lst", "ls", "sh", "s", "get", "l", "li", "lis", "sho",
-    ];
-    // ip's options are single-dash words matched by prefix: -br(ief), -s(tats), -j(son)…
-    let mut oi = 0;
-    while oi < cmd.args.len() {
-        let Some(t) = cmd.args[oi].fixed() else {
-            return cmd.dynamic_write();
-        };
-        let Some(opt) = t.strip_prefix('-').map(|o| o.trim_start_matches('-')) else {
-            break;
-        };
-        if opt.is_empty() {
-            return Verdict::unknown("ip option not understood");
-        }
-        if opt == "b" || opt.starts_with("ba") || (opt.len() >= 2 && "force".starts_with(opt)) {
-            return Verdict::write(Risk::High, "ip -batch runs commands from a file");
-        }
-        let takes = opt == "n"
-            || opt == "f"
-            || ["netns", "family", "rcvbuf"]
-                .iter()
-                .any(|n| opt.len() >= 2 && n.starts_with(opt));
-        oi += if takes { 2 } else { 1 };
-    }
-    if oi >= cmd.args.len() {
-        return Verdict::read("ip with no object prints help");
-    }
-    let rest = &cmd.args[oi..];
-    let Some(object) = rest[0].fixed() else {
-        return cmd.dynamic_write();
-    };
-    let verb = rest.get(1).and_then(|w| w.fixed());
-    if rest.get(1).is_some_and(|w| w.is_dynamic()) {
-        return cmd.dynamic_write();
-    }
-    if matches!(object, "netns" | "nets" | "netn") {
-        return match verb {
-            Some("exec") => {
-                let inner = rest.get(3..).unwrap_or(&[]);
-                if inner.is_empty() {
-                    return Verdict::unknown("ip netns exec without a command");
-                }
-                let head = format!(
-                    "ip netns exec {}",
-                    rest.get(2).map(|w| w.src.as_str()).unwrap_or("")
-                );
-                wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{head} {r}"))
-            }
-            None | Some("list" | "ls" | "show" | "identify" | "pids" | "list-id") => {
-                Verdict::read("ip netns list only reads")
-            }
-            Some("monitor") => Verdict::read("ip netns monitor only reads")
-                .unbounded(UnboundedCategory::Stream, None),
-            Some(v) => Verdict::write(Risk::High, format!("ip netns {v} changes namespaces")),
-        };
-    }
-    if object.starts_with("mo") {
-        return Verdict::read("ip monitor only reads").unbounded(UnboundedCategory::Stream, None);
-    }
-    match verb {
-        None => Verdict::read(format!("ip {object} shows state")),
-        Some(v) if READ_VERBS.contains(&v) => Verdict::read(format!("ip {object} {v} only reads")),
-        Some(v)
-            if v.starts_with('-') || !v.chars().all(|c| c.is_ascii_alphabetic() || c == '-') =>
-        {
-            // `ip addr dev eth0`-style filters after the object mean show.
-            Verdict::read(format!("ip {object} shows state"))
-        }
-        Some(
-            "dev" | "to" | "from" | "table" | "label" | "scope" | "up" | "type" | "proto" | "vrf"
-            | "master" | "nomaster" | "root" | "match" | "exact" | "via" | "nexthop" | "all"
-            | "unused",
-        ) => Verdict::read(format!("ip {object} with a filter only shows state")),
-        Some("save") => Verdict::read(format!("ip {object} save writes to standard output")),
-        Some(v) => Verdict::write(
-            Risk::High,
-            format!("ip {object} {v} changes network configuration"),
-        ),
-    }
 }
 
 /// ping, ping6, arping and fping: their tables decide; without a count or a deadline
