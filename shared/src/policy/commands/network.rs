@@ -84,7 +84,28 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         | "iptables-nft-save"
         | "ip6tables-nft-save" => cmd.by_table("iptables-save"),
         "nft" => nft(cmd),
-        "ufw" => cmd.by_table("ufw"),
+        "ufw" => {
+            let w = match cmd.walk("ufw") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ufw", &w);
+            let exits = ["version", "help", "h"].iter().any(|id| w.has(id))
+                || matches!(
+                    w.path.first().map(String::as_str),
+                    None | Some("version" | "help")
+                );
+            if v.is_write() || exits || w.has("dry-run") {
+                v
+            } else {
+                // The write oracle saw it: ufw opens its lock file for writing before
+                // any command but help and version, unless --dry-run.
+                Verdict::write(
+                    Risk::Low,
+                    "ufw creates its lock file /run/ufw.lock unless --dry-run",
+                )
+            }
+        }
         "firewall-cmd" => {
             // argparse abbreviates, but an abbreviation of an option named --list… starts
             // with --list itself, so these name prefixes only ever admit query options.
