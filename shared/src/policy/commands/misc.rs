@@ -133,12 +133,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "raw",
     ];
     let v = match cmd.name {
-        "wg" => by_words(
-            cmd,
-            &["show", "showconf", "genkey", "genpsk", "pubkey"],
-            &["set", "setconf", "addconf", "syncconf"],
-            true,
-        ),
+        "wg" => cmd.by_table("wg"),
         "tailscale" => by_words(
             cmd,
             &[
@@ -157,7 +152,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             false,
         ),
         "nmap" => nmap(cmd),
-        "ssh-keyscan" => Verdict::read("ssh-keyscan only queries hosts"),
+        "ssh-keyscan" => cmd.by_table("ssh-keyscan"),
         "apt-key" => by_words(
             cmd,
             &["list", "finger", "fingerprint", "export", "exportall"],
@@ -239,25 +234,19 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             CHANGE,
             false,
         ),
-        "exportfs" => {
-            let p = cmd.parse(Spec::default());
-            if p.positionals.is_empty() && p.unlisted("vs", &[]).is_none() {
-                Verdict::read("exportfs lists exports")
-            } else {
-                Verdict::write(Risk::High, "exportfs changes NFS exports")
-            }
-        }
-        "showmount" => Verdict::read("showmount only queries"),
+        "exportfs" => cmd.by_table("exportfs"),
+        "showmount" => cmd.by_table("showmount"),
         "nfsstat" => {
-            let p = cmd.parse(Spec {
-                short_values: "oSZ",
-                long_values: &["since", "sleep"],
-                ..Spec::default()
-            });
-            if p.flag('z', "zero") {
-                Verdict::write(Risk::Low, "nfsstat -z resets counters")
+            let w = match cmd.walk("nfsstat") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("nfsstat", &w);
+            if v.is_write() || !w.has("sleep") {
+                v
             } else {
-                Verdict::read("nfsstat only reports")
+                v.because("nfsstat -Z collects until interrupted")
+                    .unbounded(UnboundedCategory::Stream, None)
             }
         }
         "hwclock" => by_flags(

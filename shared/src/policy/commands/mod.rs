@@ -11,6 +11,7 @@ mod databases;
 mod docker;
 mod files;
 mod http;
+mod iproute;
 mod kubernetes;
 mod misc;
 mod network;

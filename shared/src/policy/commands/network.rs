@@ -1,7 +1,6 @@
 //! Network tools: ip, ss, netstat, ping, tcpdump, mtr, curl, wget, nc, firewalls, ethtool.
 
 use super::super::args::Spec;
-use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -9,60 +8,66 @@ use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
-        "ip" => ip(cmd),
+        "ip" => super::iproute::ip(cmd),
         "ss" => {
-            let p = cmd.parse(Spec {
-                short_values: "fAFN",
-                long_values: &["family", "query", "filter", "net"],
-                ..Spec::default()
-            });
-            if p.flag('K', "kill") {
-                Verdict::write(Risk::High, "ss -K kills sockets")
-            } else if p.flag('E', "events") {
-                Verdict::read("ss -E only reads").unbounded(
+            let w = match cmd.walk("ss") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ss", &w);
+            if v.is_write() || !w.has("events") {
+                v
+            } else {
+                v.unbounded(
                     UnboundedCategory::Stream,
                     Some(cmd.rebuilt_without("E", &["events"], false, &[])),
                 )
-            } else {
-                Verdict::read("ss only lists sockets")
             }
         }
         "netstat" => {
-            let p = cmd.parse(Spec::default());
-            if p.flag('c', "continuous") {
-                Verdict::read("netstat only reads").unbounded(
+            let w = match cmd.walk("netstat") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("netstat", &w);
+            if v.is_write() || !w.has("continuous") {
+                v
+            } else {
+                v.unbounded(
                     UnboundedCategory::Stream,
                     Some(cmd.rebuilt_without("c", &["continuous"], false, &[])),
                 )
-            } else {
-                Verdict::read("netstat only lists")
             }
         }
         "ping" | "ping6" | "arping" | "fping" => ping(cmd),
-        "traceroute" | "traceroute6" | "tracepath" | "tcptraceroute" => {
-            Verdict::read(format!("{} only probes", cmd.name))
-        }
+        "traceroute" | "traceroute6" => cmd.by_table("traceroute"),
+        "tracepath" => cmd.by_table("tracepath"),
+        "tcptraceroute" => cmd.by_table("tcptraceroute"),
         "mtr" => {
-            let p = cmd.parse(Spec {
-                short_values: "csiafmBPQLZGMuTxy",
-                ..Spec::default()
-            });
-            if p.flag('r', "report")
-                || p.flag('w', "report-wide")
-                || p.flag('j', "json")
-                || p.long("csv")
-                || p.long("xml")
-                || p.flag('C', "csv")
-                || p.flag('x', "xml")
-                || p.flag('l', "raw")
-            {
+            let w = match cmd.walk("mtr") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("mtr", &w);
+            let report = [
+                "report",
+                "report-wide",
+                "json",
+                "xml",
+                "csv",
+                "raw",
+                "split",
+            ];
+            if v.is_write() || ["help", "version"].iter().any(|id| w.has(id)) {
+                v
+            } else if report.iter().any(|id| w.has(id)) {
                 Verdict::read("mtr --report only probes")
             } else {
                 let rewrite = format!(
                     "mtr --report -c 10 {}",
                     super::super::word::join_src(cmd.args)
                 );
-                Verdict::read("mtr only probes").unbounded(UnboundedCategory::Tty, Some(rewrite))
+                v.unbounded(UnboundedCategory::Tty, Some(rewrite))
             }
         }
         "tcpdump" => tcpdump(cmd),
@@ -72,47 +77,35 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
         | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
-        "iptables-save" | "ip6tables-save" | "iptables-legacy-save" | "iptables-nft-save" => {
-            let p = cmd.parse(Spec {
-                short_values: "fMt",
-                long_values: &["file", "modprobe", "table"],
-                ..Spec::default()
-            });
-            if p.flag('M', "modprobe") {
-                Verdict::write(Risk::Medium, "iptables-save -M runs a modprobe program")
-            } else if p.flag('f', "file") {
-                Verdict::write(Risk::Low, "iptables-save -f writes a file")
+        "iptables-save"
+        | "ip6tables-save"
+        | "iptables-legacy-save"
+        | "ip6tables-legacy-save"
+        | "iptables-nft-save"
+        | "ip6tables-nft-save" => cmd.by_table("iptables-save"),
+        "nft" => nft(cmd),
+        "ufw" => {
+            let w = match cmd.walk("ufw") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ufw", &w);
+            let exits = ["version", "help", "h"].iter().any(|id| w.has(id))
+                || matches!(
+                    w.path.first().map(String::as_str),
+                    None | Some("version" | "help")
+                );
+            if v.is_write() || exits || w.has("dry-run") {
+                v
             } else {
-                Verdict::read("iptables-save prints rules")
+                // The write oracle saw it: ufw opens its lock file for writing before
+                // any command but help and version, unless --dry-run.
+                Verdict::write(
+                    Risk::Low,
+                    "ufw creates its lock file /run/ufw.lock unless --dry-run",
+                )
             }
         }
-        "nft" => {
-            let p = cmd.parse(Spec {
-                short_values: "fID",
-                long_values: &["file", "includepath", "define"],
-                ..Spec::default()
-            });
-            let words = p.words();
-            if p.flag('f', "file") || p.flag('i', "interactive") {
-                Verdict::write(Risk::High, "nft -f loads rules")
-            } else if matches!(words.first(), Some(&"list") | Some(&"describe"))
-                || words.is_empty() && p.flag('v', "version")
-            {
-                Verdict::read("nft list only reads")
-            } else if words.first() == Some(&"monitor") {
-                Verdict::read("nft monitor only reads").unbounded(UnboundedCategory::Stream, None)
-            } else {
-                Verdict::write(Risk::High, "nft changes firewall rules")
-            }
-        }
-        "ufw" => match cmd.args.first().and_then(|w| w.fixed()) {
-            Some("status" | "version" | "show" | "app")
-                if cmd.args.get(1).and_then(|w| w.fixed()) != Some("update") =>
-            {
-                Verdict::read("ufw status only reads")
-            }
-            _ => Verdict::write(Risk::High, "ufw changes firewall rules"),
-        },
         "firewall-cmd" => {
             // argparse abbreviates, but an abbreviation of an option named --list… starts
             // with --list itself, so these name prefixes only ever admit query options.
@@ -140,71 +133,20 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "ethtool" => {
-            // ethtool matches its mode options in full (no getopt), before the device.
-            let p = cmd.parse(Spec {
-                stop_at_positional: true,
-                exact_long: true,
-                ..Spec::default()
-            });
-            let read_flags = [
-                "driver",
-                "show-features",
-                "show-ring",
-                "show-pause",
-                "show-coalesce",
-                "statistics",
-                "show-time-stamping",
-                "show-permaddr",
-                "show-channels",
-                "module-info",
-                "show-eee",
-                "show-fec",
-                "version",
-                "help",
-                "json",
-                "phy-statistics",
-            ];
-            match p.unlisted("ikgacSTPlmh", &read_flags) {
-                None if p.opts.len() <= 2 => Verdict::read("ethtool query only reads"),
-                None => Verdict::write(Risk::High, "ethtool: more than one mode option"),
-                Some(f) => Verdict::write(Risk::High, format!("ethtool {f} changes the interface")),
-            }
-        }
-        "arp" => {
-            let p = cmd.parse(Spec {
-                short_values: "iHf",
-                ..Spec::default()
-            });
-            if p.flag('s', "set") || p.flag('d', "delete") || p.flag('f', "file") {
-                Verdict::write(Risk::Medium, "arp changes the ARP table")
+            let w = match cmd.walk("ethtool") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ethtool", &w);
+            if v.is_write() || !w.has("monitor") {
+                v
             } else {
-                Verdict::read("arp lists the ARP table")
+                v.unbounded(UnboundedCategory::Stream, None)
             }
         }
-        "route" => {
-            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
-            if words.iter().any(|w| matches!(*w, "add" | "del" | "flush")) || cmd.has_dynamic() {
-                Verdict::write(Risk::High, "route changes the routing table")
-            } else {
-                Verdict::read("route lists routes")
-            }
-        }
-        "ifconfig" | "iwconfig" => {
-            // Options come before the interface; every word after it is a setting
-            // (`ifconfig eth0 -arp`).
-            let p = cmd.parse(Spec {
-                stop_at_positional: true,
-                ..Spec::default()
-            });
-            if p.positionals.len() <= 1
-                && p.unlisted("asvV", &["version", "help"]).is_none()
-                && !cmd.has_dynamic()
-            {
-                Verdict::read(format!("{} shows interfaces", cmd.name))
-            } else {
-                Verdict::write(Risk::High, format!("{} changes an interface", cmd.name))
-            }
-        }
+        "arp" => cmd.by_table("arp"),
+        "route" => cmd.by_table("route"),
+        "ifconfig" | "iwconfig" => cmd.by_table(cmd.name),
         "iw" => {
             let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
             if words.iter().any(|w| {
@@ -249,17 +191,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "conntrack" => {
-            let p = cmd.parse(Spec::default());
-            if p.flag('L', "dump")
-                || p.flag('S', "stats")
-                || p.flag('C', "count")
-                || p.flag('G', "get")
-            {
-                Verdict::read("conntrack -L only lists")
-            } else if p.flag('E', "event") {
-                Verdict::read("conntrack -E only reads").unbounded(UnboundedCategory::Stream, None)
+            let w = match cmd.walk("conntrack") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("conntrack", &w);
+            if v.is_write() || !(w.has("E") || w.has("event")) {
+                v
             } else {
-                Verdict::write(Risk::High, "conntrack changes connection tracking")
+                v.unbounded(UnboundedCategory::Stream, None)
             }
         }
         _ => return None,
@@ -267,115 +207,50 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
-fn ip(cmd: &Cmd<'_>) -> Verdict {
-    const READ_VERBS: &[&str] = &[
-        "show", "list", "lst", "ls", "sh", "s", "get", "l", "li", "lis", "sho",
-    ];
-    // ip's options are single-dash words matched by prefix: -br(ief), -s(tats), -j(son)…
-    let mut oi = 0;
-    while oi < cmd.args.len() {
-        let Some(t) = cmd.args[oi].fixed() else {
-            return cmd.dynamic_write();
-        };
-        let Some(opt) = t.strip_prefix('-').map(|o| o.trim_start_matches('-')) else {
-            break;
-        };
-        if opt.is_empty() {
-            return Verdict::unknown("ip option not understood");
-        }
-        if opt == "b" || opt.starts_with("ba") || (opt.len() >= 2 && "force".starts_with(opt)) {
-            return Verdict::write(Risk::High, "ip -batch runs commands from a file");
-        }
-        let takes = opt == "n"
-            || opt == "f"
-            || ["netns", "family", "rcvbuf"]
-                .iter()
-                .any(|n| opt.len() >= 2 && n.starts_with(opt));
-        oi += if takes { 2 } else { 1 };
-    }
-    if oi >= cmd.args.len() {
-        return Verdict::read("ip with no object prints help");
-    }
-    let rest = &cmd.args[oi..];
-    let Some(object) = rest[0].fixed() else {
-        return cmd.dynamic_write();
-    };
-    let verb = rest.get(1).and_then(|w| w.fixed());
-    if rest.get(1).is_some_and(|w| w.is_dynamic()) {
-        return cmd.dynamic_write();
-    }
-    if matches!(object, "netns" | "nets" | "netn") {
-        return match verb {
-            Some("exec") => {
-                let inner = rest.get(3..).unwrap_or(&[]);
-                if inner.is_empty() {
-                    return Verdict::unknown("ip netns exec without a command");
-                }
-                let head = format!(
-                    "ip netns exec {}",
-                    rest.get(2).map(|w| w.src.as_str()).unwrap_or("")
-                );
-                wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{head} {r}"))
-            }
-            None | Some("list" | "ls" | "show" | "identify" | "pids" | "list-id") => {
-                Verdict::read("ip netns list only reads")
-            }
-            Some("monitor") => Verdict::read("ip netns monitor only reads")
-                .unbounded(UnboundedCategory::Stream, None),
-            Some(v) => Verdict::write(Risk::High, format!("ip netns {v} changes namespaces")),
-        };
-    }
-    if object.starts_with("mo") {
-        return Verdict::read("ip monitor only reads").unbounded(UnboundedCategory::Stream, None);
-    }
-    match verb {
-        None => Verdict::read(format!("ip {object} shows state")),
-        Some(v) if READ_VERBS.contains(&v) => Verdict::read(format!("ip {object} {v} only reads")),
-        Some(v)
-            if v.starts_with('-') || !v.chars().all(|c| c.is_ascii_alphabetic() || c == '-') =>
-        {
-            // `ip addr dev eth0`-style filters after the object mean show.
-            Verdict::read(format!("ip {object} shows state"))
-        }
-        Some(
-            "dev" | "to" | "from" | "table" | "label" | "scope" | "up" | "type" | "proto" | "vrf"
-            | "master" | "nomaster" | "root" | "match" | "exact" | "via" | "nexthop" | "all"
-            | "unused",
-        ) => Verdict::read(format!("ip {object} with a filter only shows state")),
-        Some("save") => Verdict::read(format!("ip {object} save writes to standard output")),
-        Some(v) => Verdict::write(
-            Risk::High,
-            format!("ip {object} {v} changes network configuration"),
-        ),
-    }
-}
-
+/// ping, ping6, arping and fping: their tables decide; without a count or a deadline
+/// (fping: with `-l`) they run until stopped, rewritten with `-c 4`.
 fn ping(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "cwWiIstlMpQSFmT",
-        long_values: &[],
-        ..Spec::default()
-    });
-    if p.short('f') && cmd.name == "ping" {
-        let v = Verdict::write(Risk::Medium, "ping -f floods the network");
-        return if p.short('c') || p.short('w') {
+    let tool = match cmd.name {
+        "ping6" => "ping",
+        name => name,
+    };
+    let w = match cmd.walk(tool) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(tool, &w);
+    let ends = if tool == "fping" {
+        !w.has("loop") || w.has("version") || w.has("help")
+    } else {
+        ["c", "w", "h", "?", "V"].iter().any(|id| w.has(id))
+    };
+    if v.is_write() {
+        return if ends {
             v
         } else {
             v.unbounded(UnboundedCategory::Stream, None)
         };
     }
-    if p.short('c') || p.short('w') || (cmd.name == "fping" && !p.short('l')) {
-        // No option of ping writes a file or runs a program, and the count bounds it.
-        cmd.options_only_read();
-        return Verdict::read(format!("{} with a count only probes", cmd.name));
+    if ends {
+        if tool == "ping" {
+            // No option of ping writes a file or runs a program, and the count bounds
+            // it (an expanded `-f` floods at most that count): an expansion may stand
+            // anywhere (`xargs -I{} ping -c1 {}`).
+            cmd.options_only_read();
+        }
+        return v;
+    }
+    if tool == "fping" {
+        return v
+            .because("fping -l pings until stopped")
+            .unbounded(UnboundedCategory::Stream, None);
     }
     let rewrite = format!(
         "{} -c 4 {}",
         cmd.name,
         super::super::word::join_src(cmd.args)
     );
-    Verdict::read(format!("{} only probes", cmd.name))
-        .because(format!("{} without -c runs forever", cmd.name))
+    v.because(format!("{} without -c runs forever", cmd.name))
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 
@@ -428,25 +303,58 @@ fn capture(cmd: &Cmd<'_>) -> Verdict {
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 
-fn nc(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "pswWiqxXIOPTV",
-        ..Spec::default()
-    });
-    if matches!(cmd.name, "nc" | "ncat" | "netcat")
-        && p.short('z')
-        && !p.short('l')
-        && !p.short('e')
-        && !p.short('c')
-    {
-        return Verdict::read(format!("{} -z only checks a port", cmd.name));
+/// nft: `rules/nft.toml` decides; the words after the options are one command text for
+/// nft's grammar, where `;` and a newline start another command, so an operand holding
+/// them (or computed at run time, which may) is not a read. `monitor` streams.
+fn nft(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("nft") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("nft", &w);
+    if v.is_write() {
+        return v;
     }
-    if p.short('l') || p.long("listen") {
+    if let Some((_, word)) = w
+        .operands
+        .iter()
+        .find(|(_, word)| word.fixed().is_none_or(|t| t.contains([';', '\n'])))
+    {
+        return Verdict::write(
+            Risk::High,
+            format!(
+                "nft: {} may start another command in nft's command text",
+                word.src
+            ),
+        );
+    }
+    if w.path.first().is_some_and(|p| p == "monitor") {
+        return v.unbounded(UnboundedCategory::Stream, None);
+    }
+    v
+}
+
+/// nc, netcat, ncat, socat and telnet: their tables decide (`nc -z` reads; socat and
+/// telnet only print their help or version); a listener or a session is unbounded.
+fn nc(cmd: &Cmd<'_>) -> Verdict {
+    let tool = match cmd.name {
+        "netcat" => "nc",
+        name => name,
+    };
+    let w = match cmd.walk(tool) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(tool, &w);
+    if !v.is_write() {
+        return v;
+    }
+    if w.has("l") || w.has("listen") {
         return Verdict::write(Risk::Medium, format!("{} -l opens a listener", cmd.name))
+            .because(v.reasons.concat())
             .unbounded(UnboundedCategory::Stream, None);
     }
-    Verdict::write(Risk::Medium, format!("{} sends arbitrary data", cmd.name))
-        .unbounded(UnboundedCategory::Repl, None)
+    v.unbounded(UnboundedCategory::Repl, None)
 }
 
 fn iptables(cmd: &Cmd<'_>) -> Verdict {

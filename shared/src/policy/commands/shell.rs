@@ -123,7 +123,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 .unbounded(UnboundedCategory::Repl, None)
         }
         "bc" => Verdict::read("bc only calculates"),
-        "telnet" | "ftp" | "sftp" | "gdb" | "lldb" => {
+        "ftp" | "sftp" | "gdb" | "lldb" => {
             let batch = cmd
                 .args
                 .iter()

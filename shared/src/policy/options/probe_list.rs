@@ -139,6 +139,22 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("podman", &["exec"], &["podman", "exec", "--help"]),
     ("podman", &["inspect"], &["podman", "inspect", "--help"]),
     ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
+    ("ss", &[], &["ss", "--help"]),
+    ("netstat", &[], &["netstat", "--help"]),
+    ("ping", &[], &["ping", "-h"]),
+    ("arping", &[], &["arping", "-h"]),
+    ("fping", &[], &["fping", "-h"]),
+    ("traceroute", &[], &["traceroute", "--help"]),
+    ("tracepath", &[], &["tracepath", "-h"]),
+    ("mtr", &[], &["mtr", "-h"]),
+    ("nft", &[], &["nft", "--help"]),
+    ("arp", &[], &["arp", "--help"]),
+    ("route", &[], &["route", "--help"]),
+    ("conntrack", &[], &["conntrack", "--help"]),
+    ("showmount", &[], &["showmount", "--help"]),
+    ("nfsstat", &[], &["nfsstat", "--help"]),
+    ("ncat", &[], &["ncat", "-h"]),
+    ("telnet", &[], &["telnet", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -197,6 +213,24 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
         "debug",
         "optional attached value, help shows it bare",
     ),
+    // ss's help shows `-N, --net` without its NAME; ss.c declares it `N:` (required).
+    ("ss", "net", "help omits the value"),
+    // traceroute's help writes its placeholders in lowercase (`-f first_ttl`,
+    // `--first=first_ttl`), which the probe does not read as values; the short forms take
+    // the next word, the long forms a value after `=` only.
+    ("traceroute", "*", "lowercase placeholders"),
+    // arp's and conntrack's helps write their values in lowercase or not at all (`-i,
+    // --device`, `-s, --src ip`); the arities are their getopt strings' ("A:H:…i:…",
+    // conntrack's "…s:d:r:q:…n::g::…").
+    ("arp", "*", "help omits or lowercases the values"),
+    ("conntrack", "*", "help lowercases the values"),
+    // nfsstat's help shows `-o [facility]`, but its getopt string has "o:" (required);
+    // `--since file` is lowercase.
+    ("nfsstat", "o", "required, help shows brackets"),
+    ("nfsstat", "since", "lowercase placeholder"),
+    // ncat's help omits or lowercases most values (`--allow`, `-p, --source-port port`);
+    // the arities are its getopt string's and long options table's.
+    ("ncat", "*", "help omits or lowercases the values"),
     // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
     // the command options take no value.
     (
