@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 pub use grant::sign_grant;
 pub use level::ControlLevel;
-pub use run::{WriteResult, tool_code};
+pub use run::WriteResult;
 
 use crate::Result;
 use crate::audit::{self, Entry};

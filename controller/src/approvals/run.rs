@@ -11,6 +11,7 @@ use crate::clock::unix_now;
 use crate::exec::{ExecOutcome, ExecSpec, Mode, Route};
 use crate::store::Store;
 use crate::store::approvals::{ApprovalRow, RunState};
+use crate::tools::envelope::ErrorCode;
 use crate::{Error, Result};
 
 /// How an approved write ended.
@@ -67,7 +68,7 @@ impl Approvals {
             Err(error) => WriteResult {
                 ok: false,
                 outcome: None,
-                error_code: Some(tool_code(&error).into()),
+                error_code: Some(ErrorCode::of(&error).as_str().into()),
                 summary: format!("did not run to an end: {error}"),
             },
         };
@@ -145,22 +146,6 @@ impl Approvals {
                 self.notify(&id, WriteEvent::Output(stream, text.to_owned()));
             })
             .await
-    }
-}
-
-/// The tool error code of a failed dispatch.
-pub fn tool_code(error: &Error) -> &'static str {
-    match error {
-        Error::AgentOffline(_) | Error::ResourceOffline { .. } | Error::AgentGone(_) => {
-            "AGENT_OFFLINE"
-        }
-        Error::ExecTimeout(_) => "TIMEOUT",
-        Error::NotFound(_) => "NOT_FOUND",
-        Error::AgentRejected { code, .. } if code == "AGENT_BUSY" => "AGENT_BUSY",
-        Error::AgentRejected { .. } | Error::PolicyBlocked { .. } => "POLICY_BLOCKED",
-        Error::UnboundedCommand { .. } => "UNBOUNDED_COMMAND",
-        Error::InvalidInput(_) => "INVALID_INPUT",
-        _ => "EXECUTION_FAILED",
     }
 }
 

@@ -5,42 +5,103 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// The error codes of the envelope.
+use crate::error::ApiCode;
+
+/// The error codes of the envelope: every code of the API's table ([`ApiCode`], the same
+/// names and meanings, [`ErrorCode::from`]) and the codes only the assistant's gates give
+/// (`STRICT_RESOLUTION`, `FSM_BLOCKED`, `ROUTING_MISMATCH`, `LOOP_DETECTED`). An error that
+/// stops a tool becomes its code through the API's own mapping ([`ErrorCode::of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
+    // The assistant's gates.
     StrictResolution,
     FsmBlocked,
     RoutingMismatch,
-    ApprovalRequired,
-    NotFound,
+    LoopDetected,
+    // The API's table.
+    InvalidInput,
+    Unauthenticated,
+    Forbidden,
     ActionNotAllowed,
     PolicyBlocked,
-    InvalidInput,
-    ExecutionFailed,
-    LoopDetected,
+    ApprovalRequired,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    AlreadyExists,
+    ApprovalExpired,
+    PayloadTooLarge,
     UnboundedCommand,
+    AgentBusy,
+    RateLimited,
+    Internal,
+    ExecutionFailed,
     AgentOffline,
+    SandboxUnavailable,
     Timeout,
+    SlowReader,
+}
+
+impl From<ApiCode> for ErrorCode {
+    fn from(code: ApiCode) -> ErrorCode {
+        match code {
+            ApiCode::InvalidInput => ErrorCode::InvalidInput,
+            ApiCode::Unauthenticated => ErrorCode::Unauthenticated,
+            ApiCode::Forbidden => ErrorCode::Forbidden,
+            ApiCode::ActionNotAllowed => ErrorCode::ActionNotAllowed,
+            ApiCode::PolicyBlocked => ErrorCode::PolicyBlocked,
+            ApiCode::ApprovalRequired => ErrorCode::ApprovalRequired,
+            ApiCode::NotFound => ErrorCode::NotFound,
+            ApiCode::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            ApiCode::Conflict => ErrorCode::Conflict,
+            ApiCode::AlreadyExists => ErrorCode::AlreadyExists,
+            ApiCode::ApprovalExpired => ErrorCode::ApprovalExpired,
+            ApiCode::PayloadTooLarge => ErrorCode::PayloadTooLarge,
+            ApiCode::UnboundedCommand => ErrorCode::UnboundedCommand,
+            ApiCode::AgentBusy => ErrorCode::AgentBusy,
+            ApiCode::RateLimited => ErrorCode::RateLimited,
+            ApiCode::Internal => ErrorCode::Internal,
+            ApiCode::ExecutionFailed => ErrorCode::ExecutionFailed,
+            ApiCode::AgentOffline => ErrorCode::AgentOffline,
+            ApiCode::SandboxUnavailable => ErrorCode::SandboxUnavailable,
+            ApiCode::Timeout => ErrorCode::Timeout,
+            ApiCode::SlowReader => ErrorCode::SlowReader,
+        }
+    }
 }
 
 impl ErrorCode {
+    /// The API code this is, or `None` for the gates' own codes.
+    pub fn api(self) -> Option<ApiCode> {
+        ApiCode::ALL
+            .into_iter()
+            .find(|code| ErrorCode::from(*code) == self)
+    }
+
+    /// The code of an error that stopped a tool: the API's code for it
+    /// ([`crate::Error::table_code`]); an agent's refusal the table does not know is
+    /// `EXECUTION_FAILED`, as the API answers it.
+    pub fn of(error: &crate::Error) -> ErrorCode {
+        error
+            .table_code()
+            .map_or(ErrorCode::ExecutionFailed, ErrorCode::from)
+    }
+
+    /// True when the same call may succeed later (the API says when to retry, or it timed
+    /// out).
+    pub fn retryable(self) -> bool {
+        self == ErrorCode::Timeout || self.api().and_then(ApiCode::retry_after_s).is_some()
+    }
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::StrictResolution => "STRICT_RESOLUTION",
             ErrorCode::FsmBlocked => "FSM_BLOCKED",
             ErrorCode::RoutingMismatch => "ROUTING_MISMATCH",
-            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::ActionNotAllowed => "ACTION_NOT_ALLOWED",
-            ErrorCode::PolicyBlocked => "POLICY_BLOCKED",
-            ErrorCode::InvalidInput => "INVALID_INPUT",
-            ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
             ErrorCode::LoopDetected => "LOOP_DETECTED",
-            ErrorCode::UnboundedCommand => "UNBOUNDED_COMMAND",
-            ErrorCode::AgentOffline => "AGENT_OFFLINE",
-            ErrorCode::Timeout => "TIMEOUT",
+            other => other.api().map_or("INTERNAL", ApiCode::as_str),
         }
     }
 }
@@ -153,6 +214,59 @@ impl Envelope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_api_code_is_an_envelope_code_with_the_same_name() {
+        for code in ApiCode::ALL {
+            let tool = ErrorCode::from(code);
+            assert_eq!(tool.as_str(), code.as_str());
+            assert_eq!(tool.api(), Some(code));
+            assert_eq!(
+                serde_json::to_value(tool).unwrap(),
+                json!(code.as_str()),
+                "{code}: the serialized name is the API's"
+            );
+        }
+        for own in [
+            ErrorCode::StrictResolution,
+            ErrorCode::FsmBlocked,
+            ErrorCode::RoutingMismatch,
+            ErrorCode::LoopDetected,
+        ] {
+            assert_eq!(own.api(), None);
+            assert_eq!(serde_json::to_value(own).unwrap(), json!(own.as_str()));
+        }
+    }
+
+    #[test]
+    fn errors_reach_the_model_with_the_apis_code() {
+        use crate::Error;
+        let rejected = |code: &str| Error::AgentRejected {
+            code: code.into(),
+            reason: "r".into(),
+        };
+        // Found in a review: the agent's SANDBOX_UNAVAILABLE reached the model as
+        // POLICY_BLOCKED, and PermissionDenied as EXECUTION_FAILED.
+        assert_eq!(
+            ErrorCode::of(&rejected("SANDBOX_UNAVAILABLE")),
+            ErrorCode::SandboxUnavailable
+        );
+        assert_eq!(
+            ErrorCode::of(&Error::PermissionDenied("no".into())),
+            ErrorCode::ActionNotAllowed
+        );
+        assert_eq!(ErrorCode::of(&rejected("AGENT_BUSY")), ErrorCode::AgentBusy);
+        assert!(ErrorCode::AgentBusy.retryable());
+        assert!(ErrorCode::AgentOffline.retryable() && ErrorCode::Timeout.retryable());
+        assert!(!ErrorCode::PolicyBlocked.retryable());
+        assert_eq!(
+            ErrorCode::of(&rejected("POLICY_BLOCKED")),
+            ErrorCode::PolicyBlocked
+        );
+        // An agent's code the table does not know: as the API answers it.
+        assert_eq!(ErrorCode::of(&rejected("WHAT")), ErrorCode::ExecutionFailed);
+        assert_eq!(ErrorCode::of(&Error::ExecTimeout(5)), ErrorCode::Timeout);
+    }
 
     #[test]
     fn envelopes_have_the_contract_shape() {

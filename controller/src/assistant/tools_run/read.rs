@@ -9,7 +9,6 @@ use vigil_shared::resource::{Resource, ResourceKind};
 use super::output::{OutputEvents, outcome_data};
 use super::{Prepared, ToolRunner};
 use crate::Error;
-use crate::approvals::tool_code;
 use crate::exec::{ExecSpec, Mode, Route, require_read};
 use crate::tools::commands;
 use crate::tools::envelope::{Envelope, ErrorCode};
@@ -184,20 +183,12 @@ pub(super) fn plan(runner: &ToolRunner, prepared: &Prepared) -> Result<Planned, 
     }
 }
 
-/// The envelope of a command that could not run.
+/// The envelope of a command that could not run: the API's code for the error (an
+/// agent's `SANDBOX_UNAVAILABLE` stays that, a busy agent is `AGENT_BUSY` and worth a
+/// retry).
 pub(super) fn exec_error(error: &Error) -> Envelope {
-    let code = match tool_code(error) {
-        "AGENT_OFFLINE" => ErrorCode::AgentOffline,
-        "TIMEOUT" => ErrorCode::Timeout,
-        "NOT_FOUND" => ErrorCode::NotFound,
-        "POLICY_BLOCKED" => ErrorCode::PolicyBlocked,
-        "INVALID_INPUT" => ErrorCode::InvalidInput,
-        _ => ErrorCode::ExecutionFailed,
-    };
-    // A busy agent (too many commands at once) is worth a retry, not a policy refusal.
-    let busy = tool_code(error) == "AGENT_BUSY";
-    let retryable = busy || matches!(code, ErrorCode::AgentOffline | ErrorCode::Timeout);
-    Envelope::failed(code, error.to_string(), retryable, json!({}))
+    let code = ErrorCode::of(error);
+    Envelope::failed(code, error.to_string(), code.retryable(), json!({}))
 }
 
 /// Routes `resource` and runs `command` as a READ, streaming output events.
