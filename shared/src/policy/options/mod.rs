@@ -175,7 +175,10 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("taskset", &[include_str!("../rules/taskset.toml")]),
     ("top", &[include_str!("../rules/top.toml")]),
     ("udevadm", &[include_str!("../rules/udevadm.toml")]),
-    ("update-alternatives", &[include_str!("../rules/update-alternatives.toml")]),
+    (
+        "update-alternatives",
+        &[include_str!("../rules/update-alternatives.toml")],
+    ),
     ("wipefs", &[include_str!("../rules/wipefs.toml")]),
     ("yq", &[include_str!("../rules/yq.toml")]),
 ];
