@@ -182,10 +182,11 @@ fn inotify(cmd: &Cmd<'_>) -> Verdict {
         Err(v) => return v,
     };
     let v = judge(cmd.name, &w);
-    let timeout = w
-        .all("timeout")
-        .last()
-        .is_some_and(|o| o.fixed().is_some_and(|t| t.trim_start_matches('0') != ""));
+    let timeout = w.all("timeout").last().is_some_and(|o| {
+        o.fixed()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|n| n.is_finite() && n > 0.0)
+    });
     if v.is_write() || (timeout && !w.has("monitor")) {
         return v;
     }
