@@ -235,12 +235,21 @@ fn iperf(cmd: &Cmd<'_>) -> Verdict {
 }
 
 /// iotop/iotop-c: `rules/iotop.toml` decides; without -b and -n it refreshes forever.
+/// iotop-c is never a read: it creates its configuration directory.
 fn iotop(cmd: &Cmd<'_>) -> Verdict {
     let w = match cmd.walk(cmd.name) {
         Ok(w) => w,
         Err(v) => return v,
     };
     let v = judge(cmd.name, &w);
+    if cmd.name == "iotop-c" && !v.is_write() {
+        // Seen by the write oracle: iotop-c creates ~/.config/iotop at start, even in
+        // batch mode.
+        return Verdict::write(
+            Risk::Low,
+            "iotop-c creates its configuration directory ~/.config/iotop at start",
+        );
+    }
     if v.is_write() || (w.has("batch") && w.has("iter")) {
         return v;
     }
