@@ -141,6 +141,7 @@ const NETWORK_TOOLS: &[&str] = &[
     "nomad",
     "ntpq",
     "ntpdate",
+    "iperf",
     "iperf3",
     "whois",
     "grpcurl",

@@ -39,25 +39,6 @@ pub(crate) fn by_words(
     ))
 }
 
-/// Read when every option is one of `shorts` or `longs` (in full; there may be plain
-/// arguments).
-fn by_flags(cmd: &Cmd<'_>, shorts: &str, longs: &[&str], empty_read: bool) -> Verdict {
-    if cmd.has_dynamic() {
-        return cmd.dynamic_write();
-    }
-    let p = cmd.parse(Spec::default());
-    if p.opts.is_empty() && !empty_read {
-        return Verdict::write(
-            Risk::Medium,
-            format!("{} without a query option changes state", cmd.name),
-        );
-    }
-    match p.unlisted(shorts, longs) {
-        Some(f) => Verdict::write(Risk::Medium, format!("{} {f} changes state", cmd.name)),
-        None => Verdict::read(format!("{} query only reads", cmd.name)),
-    }
-}
-
 /// nmap: `rules/nmap.toml` decides; `-sC` (scan type letters after `-s`) runs scripts.
 fn nmap(cmd: &Cmd<'_>) -> Verdict {
     let w = match cmd.walk("nmap") {
@@ -70,6 +51,63 @@ fn nmap(cmd: &Cmd<'_>) -> Verdict {
         return Verdict::write(Risk::Medium, "nmap -sC runs the default scripts");
     }
     judge("nmap", &w)
+}
+
+/// prlimit: `rules/prlimit.toml` decides; a resource option with a value sets the limit.
+fn prlimit(cmd: &Cmd<'_>) -> Verdict {
+    const RESOURCES: &[&str] = &[
+        "core",
+        "data",
+        "nice",
+        "fsize",
+        "sigpending",
+        "memlock",
+        "rss",
+        "nofile",
+        "msgqueue",
+        "rtprio",
+        "stack",
+        "cpu",
+        "nproc",
+        "as",
+        "locks",
+        "rttime",
+    ];
+    let w = match cmd.walk("prlimit") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("prlimit", &w);
+    if v.is_write() {
+        return v;
+    }
+    match w
+        .occs
+        .iter()
+        .find(|o| RESOURCES.contains(&o.opt.id.as_str()) && o.value.is_some())
+    {
+        Some(o) => Verdict::write(
+            Risk::Medium,
+            format!("prlimit {} with a value sets the limit", o.written),
+        ),
+        None => v,
+    }
+}
+
+/// npm: only `npm --version` reads (`rules/npm.toml`); every other command writes npm's
+/// debug log and update-notifier state under ~/.npm, even to list.
+fn npm(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("npm") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    if !judge("npm", &w).is_write() {
+        return Verdict::read("npm --version prints the version");
+    }
+    Verdict::write(
+        Risk::Low,
+        "npm writes its debug log and update-notifier state under ~/.npm, even to list",
+    )
 }
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
@@ -153,54 +191,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         ),
         "nmap" => nmap(cmd),
         "ssh-keyscan" => cmd.by_table("ssh-keyscan"),
-        "apt-key" => by_words(
-            cmd,
-            &["list", "finger", "fingerprint", "export", "exportall"],
-            &["add", "del", "adv", "update", "net-update"],
-            false,
-        ),
-        "debsums" => {
-            // Perl Getopt::Long with bundling: abbreviations and bundles as getopt.
-            let p = cmd.parse(Spec {
-                short_values: "r",
-                long_values: &["root", "admindir"],
-                ..Spec::default()
-            });
-            if p.flag('g', "generate") {
-                Verdict::write(Risk::Low, "debsums -g writes checksum files")
-            } else {
-                Verdict::read("debsums only checks")
-            }
-        }
-        "atq" => Verdict::read("atq only lists jobs"),
-        "at" => {
-            let p = cmd.parse(Spec {
-                short_values: "qfMt",
-                ..Spec::default()
-            });
-            if p.short('l') || p.short('c') {
-                Verdict::read("at -l/-c only lists jobs")
-            } else {
-                Verdict::write(Risk::Medium, "at schedules or removes jobs")
-            }
-        }
-        "update-alternatives" => by_flags(
-            cmd,
-            "",
-            &["display", "list", "query", "get-selections"],
-            false,
-        ),
-        "ldconfig" => {
-            let p = cmd.parse(Spec::default());
-            if p.positionals.is_empty()
-                && p.unlisted("pv", &["print-cache", "verbose"]).is_none()
-                && p.flag('p', "print-cache")
-            {
-                Verdict::read("ldconfig -p only prints the cache")
-            } else {
-                Verdict::write(Risk::Medium, "ldconfig rebuilds the linker cache")
-            }
-        }
+        "apt-key" => cmd.by_table("apt-key"),
+        "debsums" | "atq" | "at" | "update-alternatives" | "ldconfig" => cmd.by_table(cmd.name),
         "pveam" => by_words(
             cmd,
             &["list", "available", "help"],
@@ -249,88 +241,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                     .unbounded(UnboundedCategory::Stream, None)
             }
         }
-        "hwclock" => by_flags(
-            cmd,
-            "rvuV",
-            &[
-                "show",
-                "get",
-                "verbose",
-                "utc",
-                "localtime",
-                "debug",
-                "test",
-                "version",
-            ],
-            true,
-        ),
-        "taskset" => {
-            let p = cmd.parse(Spec::default());
-            if (p.flag('p', "pid")) && p.positionals.len() == 1 {
-                Verdict::read("taskset -p PID only reports")
-            } else {
-                Verdict::write(
-                    Risk::Medium,
-                    "taskset changes CPU affinity or runs a command",
-                )
-            }
-        }
-        "chrt" => {
-            let p = cmd.parse(Spec::default());
-            if (p.flag('p', "pid") && p.positionals.len() == 1) || p.flag('m', "max") {
-                Verdict::read("chrt -p PID only reports")
-            } else {
-                Verdict::write(Risk::Medium, "chrt changes scheduling or runs a command")
-            }
-        }
-        "prlimit" => {
-            // Every resource option sets the limit when given a value (`--nofile=10`,
-            // `-n10`); without one it only reports. A positional is a command to run.
-            const RESOURCES: &[&str] = &[
-                "core",
-                "data",
-                "nice",
-                "fsize",
-                "sigpending",
-                "memlock",
-                "rss",
-                "nofile",
-                "msgqueue",
-                "rtprio",
-                "stack",
-                "cpu",
-                "nproc",
-                "as",
-                "locks",
-                "rttime",
-            ];
-            let p = cmd.parse(Spec {
-                short_values: "po",
-                long_values: &["pid", "output"],
-                ..Spec::default()
-            });
-            let mut longs = vec![
-                "pid",
-                "output",
-                "noheadings",
-                "raw",
-                "verbose",
-                "help",
-                "version",
-            ];
-            let sets = p.opts.iter().any(|o| {
-                matches!(o, super::super::args::Opt::Long(l, Some(_)) if !matches!(l.as_str(), "pid" | "output"))
-            });
-            longs.extend_from_slice(RESOURCES);
-            if sets
-                || !p.positionals.is_empty()
-                || p.unlisted("pohVcdefilmnqrstuvxy", &longs).is_some()
-            {
-                Verdict::write(Risk::Medium, "prlimit changes limits or runs a command")
-            } else {
-                Verdict::read("prlimit only reports")
-            }
-        }
+        "hwclock" | "taskset" | "chrt" | "wipefs" | "yq" => cmd.by_table(cmd.name),
+        "prlimit" => prlimit(cmd),
         "ipmitool" => by_words(
             cmd,
             &[
@@ -374,43 +286,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "pg_isready"
         | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "screenfetch"
         | "fastfetch" | "lstopo-no-graphics" => Verdict::read(format!("{} only reports", cmd.name)),
-        "yq" => {
-            // mikefarah's yq (pflag, exact long names) or the Python one (argparse, which
-            // abbreviates `--in-place`): prefixes are matched, the safe side for both.
-            let p = cmd.parse(Spec {
-                short_values: "Iopn",
-                long_values: &["indent", "output-format", "input-format"],
-                long_flags: &["indent"],
-                ..Spec::default()
-            });
-            if p.flag('i', "inplace")
-                || p.long("in-place")
-                || p.flag('s', "split-exp")
-                || p.long("split-exp-file")
-            {
-                Verdict::write(Risk::Medium, "yq -i edits files in place")
-            } else if cmd.has_dynamic() {
-                cmd.dynamic_write()
-            } else {
-                Verdict::read("yq only reads")
-            }
-        }
-        "7z" | "7za" | "7zr" => match cmd.args.first().and_then(|w| w.fixed()) {
-            Some("l" | "t" | "i" | "h") => Verdict::read("7z l only lists"),
-            // 7-Zip's switches are single-dash words matched in full.
-            Some("e" | "x")
-                if cmd
-                    .parse(Spec {
-                        long_only: true,
-                        exact_long: true,
-                        ..Spec::default()
-                    })
-                    .long("so") =>
-            {
-                Verdict::read("7z x -so extracts to standard output")
-            }
-            _ => Verdict::write(Risk::Medium, "7z writes archives or files"),
-        },
+        "7z" | "7za" | "7zr" => cmd.by_table(cmd.name),
         "tc" => {
             let words = cmd.parse(Spec::default()).words();
             match words.get(1) {
@@ -420,37 +296,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Some(v) => Verdict::write(Risk::High, format!("tc {v} changes traffic control")),
             }
         }
-        "wipefs" => {
-            let p = cmd.parse(Spec {
-                short_values: "ot",
-                long_values: &["offset", "types"],
-                ..Spec::default()
-            });
-            if p.flag('a', "all")
-                || p.flag('o', "offset")
-                || p.flag('b', "backup") && !p.flag('n', "no-act")
-            {
-                Verdict::write(Risk::High, "wipefs erases signatures")
-            } else {
-                Verdict::read("wipefs without -a only lists signatures")
-            }
-        }
-        // Every npm command but `--version` writes ~/.npm/_logs/*-debug-0.log and the
-        // update notifier's state (seen by the write oracle), so only the version is a read.
-        "npm" => {
-            if cmd.has_dynamic() {
-                return Some(cmd.dynamic_write());
-            }
-            let p = cmd.parse(Spec::default());
-            if p.words().is_empty() && p.flag('v', "version") {
-                Verdict::read("npm --version prints the version")
-            } else {
-                Verdict::write(
-                    Risk::Low,
-                    "npm writes its debug log and update-notifier state under ~/.npm, even to list",
-                )
-            }
-        }
+        "npm" => npm(cmd),
         _ => return None,
     };
     Some(v)

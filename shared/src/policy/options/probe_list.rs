@@ -155,12 +155,87 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("nfsstat", &[], &["nfsstat", "--help"]),
     ("ncat", &[], &["ncat", "-h"]),
     ("telnet", &[], &["telnet", "--help"]),
+    // Fifth round, system tools.
+    ("dmesg", &[], &["dmesg", "--help"]),
+    ("sysctl", &[], &["sysctl", "--help"]),
+    ("hostname", &[], &["hostname", "--help"]),
+    ("date", &[], &["date", "--help"]),
+    ("kill", &[], &["kill", "--help"]),
+    ("top", &[], &["top", "-h"]),
+    ("udevadm", &["info"], &["udevadm", "info", "--help"]),
+    ("udevadm", &["monitor"], &["udevadm", "monitor", "--help"]),
+    ("inotifywait", &[], &["inotifywait", "--help"]),
+    ("inotifywatch", &[], &["inotifywatch", "--help"]),
+    ("strace", &[], &["strace", "-h"]),
+    ("ltrace", &[], &["ltrace", "--help"]),
+    ("perf", &["list"], &["perf", "list", "-h"]),
+    ("perf", &["top"], &["perf", "top", "-h"]),
+    ("perf", &["version"], &["perf", "version", "-h"]),
+    ("iperf3", &[], &["iperf3", "--help"]),
+    ("iperf", &[], &["iperf", "--help"]),
+    ("iotop", &[], &["iotop", "--help"]),
+    ("iotop-c", &[], &["iotop-c", "--help"]),
+    ("modprobe", &[], &["modprobe", "--help"]),
+    ("passwd", &[], &["passwd", "--help"]),
+    ("chage", &[], &["chage", "--help"]),
+    ("killall", &[], &["killall", "--help"]),
+    ("nvidia-smi", &[], &["nvidia-smi", "-h"]),
+    ("chronyc", &[], &["chronyc", "--help"]),
+    ("hwclock", &[], &["hwclock", "--help"]),
+    ("taskset", &[], &["taskset", "--help"]),
+    ("chrt", &[], &["chrt", "--help"]),
+    ("prlimit", &[], &["prlimit", "--help"]),
+    (
+        "update-alternatives",
+        &[],
+        &["update-alternatives", "--help"],
+    ),
+    ("ldconfig", &[], &["ldconfig", "--help"]),
+    ("debsums", &[], &["debsums", "--help"]),
+    ("wipefs", &[], &["wipefs", "--help"]),
+    ("yq", &[], &["yq", "--help"]),
+    ("7z", &[], &["7z", "--help"]),
+    ("openssl", &["x509"], &["openssl", "x509", "-help"]),
+    ("openssl", &["req"], &["openssl", "req", "-help"]),
+    ("openssl", &["crl"], &["openssl", "crl", "-help"]),
+    (
+        "openssl",
+        &["crl2pkcs7"],
+        &["openssl", "crl2pkcs7", "-help"],
+    ),
+    ("openssl", &["rsa"], &["openssl", "rsa", "-help"]),
+    ("openssl", &["ec"], &["openssl", "ec", "-help"]),
+    ("openssl", &["pkey"], &["openssl", "pkey", "-help"]),
+    ("openssl", &["pkcs7"], &["openssl", "pkcs7", "-help"]),
+    ("openssl", &["pkcs12"], &["openssl", "pkcs12", "-help"]),
+    (
+        "openssl",
+        &["asn1parse"],
+        &["openssl", "asn1parse", "-help"],
+    ),
+    ("openssl", &["verify"], &["openssl", "verify", "-help"]),
+    ("openssl", &["dgst"], &["openssl", "dgst", "-help"]),
+    ("openssl", &["version"], &["openssl", "version", "-help"]),
+    ("openssl", &["ciphers"], &["openssl", "ciphers", "-help"]),
+    ("openssl", &["list"], &["openssl", "list", "-help"]),
+    ("openssl", &["rand"], &["openssl", "rand", "-help"]),
+    ("openssl", &["errstr"], &["openssl", "errstr", "-help"]),
+    ("openssl", &["enc"], &["openssl", "enc", "-help"]),
+    ("openssl", &["s_client"], &["openssl", "s_client", "-help"]),
+    ("openssl", &["sess_id"], &["openssl", "sess_id", "-help"]),
+    ("openssl", &["storeutl"], &["openssl", "storeutl", "-help"]),
+    ("openssl", &["prime"], &["openssl", "prime", "-help"]),
+    ("openssl", &["passwd"], &["openssl", "passwd", "-help"]),
+    ("openssl", &["kdf"], &["openssl", "kdf", "-help"]),
+    ("openssl", &["mac"], &["openssl", "mac", "-help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
 /// after the name for an option that takes a value (pigz writes its values `xxx`, Wireshark's tools
 /// `pdml|ps|…` and `tap_name`).
-pub(super) const COBRA: &[&str] = &["docker", "podman", "helm", "pigz", "tshark", "dumpcap"];
+pub(super) const COBRA: &[&str] = &[
+    "docker", "podman", "helm", "pigz", "tshark", "dumpcap", "openssl",
+];
 
 /// Arities that differ from the help text on purpose, with why.
 pub(super) const KNOWN: &[(&str, &str, &str)] = &[
@@ -290,12 +365,69 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
         "relocate",
         "operands shown after a command option",
     ),
+    // Fifth round. Helps that show a value bare, or a getopt_long optional value as an
+    // example (`--quiet=attach,personality`), or a value after a wide gap.
+    (
+        "hostname",
+        "file",
+        "help shows -F bare; getopt \"F:\" takes the file",
+    ),
+    ("kill", "list", "optional value shown as =[<signal>]"),
+    (
+        "udevadm",
+        "export-prefix",
+        "help shows -P bare; getopt \"P:\" takes the prefix",
+    ),
+    (
+        "strace",
+        "e",
+        "-e is shown once with EXPR and again per qualifier",
+    ),
+    (
+        "strace",
+        "detach-on",
+        "the value is shown as the word execve",
+    ),
+    ("strace", "quiet", "optional value, shown as examples"),
+    (
+        "strace",
+        "absolute-timestamps",
+        "optional value, shown as examples",
+    ),
+    (
+        "strace",
+        "strings-in-hex",
+        "optional value, shown as examples",
+    ),
+    (
+        "strace",
+        "decode-pids",
+        "shown with -Y, which takes no value",
+    ),
+    // iperf's helps put the placeholder after a wide gap (`-p, --port      #`) and
+    // write required values with brackets (`-x [CDMSV]`).
+    ("iperf3", "*", "placeholders after a wide gap"),
+    ("iperf", "*", "placeholders after a wide gap or in brackets"),
+    // prlimit's resource options take an optional attached value; the help shows them bare.
+    ("prlimit", "*", "resource options: optional attached value"),
+    // update-alternatives' commands take names and paths as operands (declared flags).
+    ("update-alternatives", "*", "commands take their operands"),
+    // debsums' help shows `--generate=[all][,keep[,nocheck]]`: optional.
+    ("debsums", "generate", "optional value shown after ="),
+    // yq's table is the union of Python yq, jq and Go yq: values are taken attached only.
+    (
+        "yq",
+        "*",
+        "values only attached, so argparse's options after them are seen",
+    ),
+    // 7-Zip's switch suffixes (`-bb3`, `-spf2`, `-ssc-`) are declared as separate names.
+    ("7z", "*", "switch suffixes are separate names"),
 ];
 
 /// Tools that parse with getopt_long_only, whose help writes long options with one dash
 /// (`-iL <file>:`, `-oN/-oX <file>:`, `--min-rate <number>:`).
-pub(super) const LONG_ONLY: &[&str] = &["nmap"];
+pub(super) const LONG_ONLY: &[&str] = &["nmap", "7z"];
 
 /// Long-only tools whose help is otherwise getopt-like, one option a line with its
 /// placeholder (`-readonly`, `-cmd COMMAND`): sqlite3.
-pub(super) const SINGLE_DASH: &[&str] = &["sqlite3"];
+pub(super) const SINGLE_DASH: &[&str] = &["sqlite3", "openssl"];
