@@ -17,17 +17,8 @@ pub struct Api {
     client: reqwest::Client,
 }
 
-/// The JSON result of a finished command.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct ExecOutcome {
-    pub exit_code: Option<i32>,
-    #[serde(default)]
-    pub signal: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    pub truncated: bool,
-    pub duration_ms: u64,
-}
+/// The JSON result of a finished command: the controller's own type.
+pub use vigil_controller::exec::ExecOutcome;
 
 /// One server-sent event (as `eventsource-stream` decodes it; its fields `event` and
 /// `data` read through) with the time it arrived.

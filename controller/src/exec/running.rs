@@ -64,24 +64,26 @@ impl ExecExit {
     }
 }
 
-/// A finished command: its exit plus the whole output (UTF-8, lossy).
+/// A finished command: its exit plus the whole output (UTF-8, lossy). The JSON is flat:
+/// `{exit_code, signal, stdout, stderr, truncated, duration_ms, queued_ms}`; the exit's
+/// fields read through (`outcome.exit_code`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecOutcome {
-    /// The exit code of a command that exited.
-    pub exit_code: Option<i32>,
-    /// The signal that ended the command.
-    pub signal: Option<i32>,
     /// Standard output.
     pub stdout: String,
     /// Standard error.
     pub stderr: String,
-    /// True when output was cut at the output cap.
-    pub truncated: bool,
-    /// Wall time in milliseconds.
-    pub duration_ms: u64,
-    /// How long the command waited in the agent's queue before it was sent (ms).
-    #[serde(default)]
-    pub queued_ms: u64,
+    /// How it ended.
+    #[serde(flatten)]
+    pub exit: ExecExit,
+}
+
+impl std::ops::Deref for ExecOutcome {
+    type Target = ExecExit;
+
+    fn deref(&self) -> &ExecExit {
+        &self.exit
+    }
 }
 
 impl ExecOutcome {
@@ -222,13 +224,13 @@ impl Running {
                     }
                     let exit = ExecExit::from_finished(&finished);
                     return Ok(ExecOutcome {
-                        exit_code: exit.exit_code,
-                        signal: exit.signal,
                         stdout,
                         stderr,
-                        truncated: exit.truncated || cut,
-                        duration_ms: exit.duration_ms,
-                        queued_ms: self.stream.queued_ms(),
+                        exit: ExecExit {
+                            truncated: exit.truncated || cut,
+                            queued_ms: self.stream.queued_ms(),
+                            ..exit
+                        },
                     });
                 }
                 exec_event::Kind::Rejected(rejected) => {

@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, SanType};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -23,79 +22,11 @@ use vigil_proto::agent::v1::enrollment_client::EnrollmentClient;
 use vigil_proto::agent::v1::{
     AgentMessage, ControllerMessage, EnrollRequest, EnrollResponse, Hello, agent_message,
 };
-use vigil_shared::tls::fingerprint;
 
 use super::TestController;
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
-}
-
-/// Accepts the server only when its chain holds the pinned CA and the server certificate
-/// verifies against that CA for `vigil-gateway` (what `vigil-agent join` does).
-#[derive(Debug)]
-pub struct PinnedCa {
-    fingerprint: String,
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for PinnedCa {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        let ca = intermediates
-            .iter()
-            .find(|c| fingerprint(c) == self.fingerprint)
-            .ok_or_else(|| rustls::Error::General("the pinned CA is not in the chain".into()))?;
-        let mut roots = RootCertStore::empty();
-        roots.add(ca.clone().into_owned())?;
-        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            self.provider.clone(),
-        )
-        .build()
-        .map_err(|e| rustls::Error::General(e.to_string()))?;
-        verifier.verify_server_cert(end_entity, &[], server_name, ocsp, now)
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
 }
 
 fn tls13() -> rustls::ConfigBuilder<ClientConfig, rustls::WantsVerifier> {
@@ -106,10 +37,11 @@ fn tls13() -> rustls::ConfigBuilder<ClientConfig, rustls::WantsVerifier> {
 
 /// The enrollment client: pinned CA fingerprint, no client certificate, ALPN `vigil-enroll/1`.
 pub fn enroll_config(ca_fingerprint: &str) -> ClientConfig {
-    let verifier = PinnedCa {
-        fingerprint: ca_fingerprint.to_owned(),
-        provider: provider(),
-    };
+    // The agent's own verifier (`vigil-agent join`): one definition of the pin.
+    let verifier = vigil_agent::link::PinnedCaVerifier::new(
+        vigil_shared::tls::normalize_fingerprint(ca_fingerprint).unwrap_or_default(),
+        provider(),
+    );
     let mut config = tls13()
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))

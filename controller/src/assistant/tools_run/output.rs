@@ -90,20 +90,23 @@ pub fn outcome_data(outcome: &ExecOutcome, mut data: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::ExecExit;
 
     #[test]
     fn outcome_data_redacts_and_cuts() {
         let outcome = ExecOutcome {
-            exit_code: Some(0),
-            signal: None,
             stdout: format!(
                 "DB_PASSWORD=hunter2-very-secret\n{}",
                 "x".repeat(MODEL_OUTPUT_CHARS)
             ),
             stderr: String::new(),
-            truncated: false,
-            duration_ms: 3,
-            queued_ms: 0,
+            exit: ExecExit {
+                exit_code: Some(0),
+                signal: None,
+                truncated: false,
+                duration_ms: 3,
+                queued_ms: 0,
+            },
         };
         let data = outcome_data(&outcome, json!({ "command": "cat .env" }));
         let stdout = data["stdout"].as_str().unwrap();
