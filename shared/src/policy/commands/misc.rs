@@ -206,39 +206,11 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::write(Risk::Medium, "ldconfig rebuilds the linker cache")
             }
         }
-        "pveam" => by_words(
-            cmd,
-            &["list", "available", "help"],
-            &["download", "remove", "update"],
-            false,
-        ),
-        "pve-firewall" => by_words(
-            cmd,
-            &["status", "compile", "localnet", "version", "help"],
-            CHANGE,
-            false,
-        ),
-        "proxmox-boot-tool" => by_words(
-            cmd,
-            &["status", "help"],
-            &["init", "format", "refresh", "clean", "kernel", "reinit"],
-            false,
-        ),
-        "proxmox-backup-manager" | "proxmox-backup-client" => by_words(
-            cmd,
-            &[
-                "list",
-                "show",
-                "status",
-                "snapshots",
-                "files",
-                "catalog",
-                "version",
-                "help",
-            ],
-            CHANGE,
-            false,
-        ),
+        "pveam"
+        | "pve-firewall"
+        | "proxmox-boot-tool"
+        | "proxmox-backup-manager"
+        | "proxmox-backup-client" => cmd.by_table(cmd.name),
         "exportfs" => {
             let p = cmd.parse(Spec::default());
             if p.positionals.is_empty() && p.unlisted("vs", &[]).is_none() {

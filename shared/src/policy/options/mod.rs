@@ -141,6 +141,32 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("zfs", &[include_str!("../rules/zfs.toml")]),
     ("zpool", &[include_str!("../rules/zpool.toml")]),
     ("zstd", &[include_str!("../rules/zstd.toml")]),
+    ("pveam", &[include_str!("../rules/pveam.toml")]),
+    (
+        "pve-firewall",
+        &[include_str!("../rules/pve-firewall.toml")],
+    ),
+    (
+        "proxmox-boot-tool",
+        &[include_str!("../rules/proxmox-boot-tool.toml")],
+    ),
+    (
+        "proxmox-backup-manager",
+        &[include_str!("../rules/proxmox-backup-manager.toml")],
+    ),
+    (
+        "proxmox-backup-client",
+        &[include_str!("../rules/proxmox-backup-client.toml")],
+    ),
+    ("pveum", &[include_str!("../rules/pveum.toml")]),
+    ("pvenode", &[include_str!("../rules/pvenode.toml")]),
+    ("pvesr", &[include_str!("../rules/pvesr.toml")]),
+    (
+        "pvesubscription",
+        &[include_str!("../rules/pvesubscription.toml")],
+    ),
+    ("pvereport", &[include_str!("../rules/pvereport.toml")]),
+    ("pveceph", &[include_str!("../rules/pveceph.toml")]),
     ("rbd", &[include_str!("../rules/rbd.toml")]),
     ("rados", &[include_str!("../rules/rados.toml")]),
     ("smartctl", &[include_str!("../rules/smartctl.toml")]),
