@@ -184,6 +184,20 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("nvme", &["id-ctrl"], &["nvme", "id-ctrl", "--help"]),
     ("nvme", &["get-log"], &["nvme", "get-log", "--help"]),
     ("nvme", &["get-feature"], &["nvme", "get-feature", "--help"]),
+    ("flatpak", &["list"], &["flatpak", "list", "--help"]),
+    ("flatpak", &["info"], &["flatpak", "info", "--help"]),
+    ("flatpak", &["remotes"], &["flatpak", "remotes", "--help"]),
+    ("flatpak", &["history"], &["flatpak", "history", "--help"]),
+    ("pip", &["list"], &["pip", "list", "--help"]),
+    ("pip", &["freeze"], &["pip", "freeze", "--help"]),
+    ("pip", &["show"], &["pip", "show", "--help"]),
+    ("snap", &["list"], &["snap", "list", "--help"]),
+    ("snap", &["info"], &["snap", "info", "--help"]),
+    ("snap", &["find"], &["snap", "find", "--help"]),
+    ("rpm", &[], &["rpm", "--help"]),
+    ("dnf", &[], &["dnf", "--help"]),
+    ("pacman", &[], &["pacman", "-Q", "-h"]),
+    ("pacman", &[], &["pacman", "-S", "-h"]),
 ];
 
 /// A help text rewritten into the form `probe::parse_help` reads: btrfs writes `-d|--all`,
@@ -191,6 +205,8 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
 pub(super) fn normalize(tool: &str, text: &str) -> String {
     match tool {
         "btrfs" => text.replace("|--", ", --"),
+        // argparse with metavars in brackets (`--repo [repo]`): the value is required.
+        "dnf" => text.replace('[', "<").replace(']', ">"),
         "rbd" => text
             .lines()
             .map(|l| {
@@ -371,6 +387,19 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     // btrfs subvolume list shows `-G [+|-]value`: the value is required, the sign optional.
     ("btrfs", "G", "a required value with an optional sign"),
     ("btrfs", "C", "a required value with an optional sign"),
+    // snap (go-flags) shows an optional value as `--color=[auto|never|always]`.
+    ("snap", "color", "go-flags optional value"),
+    ("snap", "unicode", "go-flags optional value"),
+    ("snap", "section", "go-flags optional value"),
+    // rpm (popt) shows the packages after the mode (`-e, --erase=<package>+`).
+    ("rpm", "erase", "operands shown after a mode option"),
+    ("rpm", "upgrade", "operands shown after a mode option"),
+    ("rpm", "setperms", "operands shown after a mode option"),
+    // pacman shows the operand after the option (`-s, --search <regex>`, `-o, --owns <file>`).
+    ("pacman", "owns", "operands shown after the option"),
+    ("pacman", "file", "operands shown after the option"),
+    ("pacman", "search", "operands shown after the option"),
+    ("pacman", "list", "operands shown after the option"),
     // hdparm's help shows its value options bare or with a lowercase placeholder.
     ("hdparm", "offset", "help omits the value"),
     ("hdparm", "fibmap", "help omits the value"),
