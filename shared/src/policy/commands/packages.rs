@@ -10,14 +10,39 @@ use crate::policy::options::judge;
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "apt" | "apt-get" | "apt-cache" | "apt-config" | "apt-mark" | "dpkg" | "dpkg-query"
-        | "rpm" | "zypper" | "apk" | "brew" | "pkg" | "snap" | "flatpak" | "pip" | "pip3" => {
+        | "zypper" | "apk" | "brew" | "pkg" | "snap" | "flatpak" | "pip" | "pip3" => {
             cmd.by_table(cmd.name)
         }
         "dnf" | "yum" => cmd.by_table("dnf"),
         "pacman" => pacman(cmd),
+        "rpm" => rpm(cmd),
         _ => return None,
     };
     Some(v)
+}
+
+/// rpm: `rules/rpm.toml`; a package named by URL (`rpm -qp https://…`) is downloaded to
+/// a temporary file by rpm's URL helper.
+fn rpm(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("rpm") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("rpm", &w);
+    if v.is_write() {
+        return v;
+    }
+    let url = w
+        .operands
+        .iter()
+        .any(|(_, word)| word.fixed().is_none_or(|t| t.contains("://")));
+    if url {
+        return Verdict::write(
+            Risk::Medium,
+            "rpm with a package URL downloads it to a temporary file",
+        );
+    }
+    v
 }
 
 /// pacman: `rules/pacman.toml` reads the words; the operation decides what its letters
