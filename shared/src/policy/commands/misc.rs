@@ -193,39 +193,11 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "ssh-keyscan" => cmd.by_table("ssh-keyscan"),
         "apt-key" => cmd.by_table("apt-key"),
         "debsums" | "atq" | "at" | "update-alternatives" | "ldconfig" => cmd.by_table(cmd.name),
-        "pveam" => by_words(
-            cmd,
-            &["list", "available", "help"],
-            &["download", "remove", "update"],
-            false,
-        ),
-        "pve-firewall" => by_words(
-            cmd,
-            &["status", "compile", "localnet", "version", "help"],
-            CHANGE,
-            false,
-        ),
-        "proxmox-boot-tool" => by_words(
-            cmd,
-            &["status", "help"],
-            &["init", "format", "refresh", "clean", "kernel", "reinit"],
-            false,
-        ),
-        "proxmox-backup-manager" | "proxmox-backup-client" => by_words(
-            cmd,
-            &[
-                "list",
-                "show",
-                "status",
-                "snapshots",
-                "files",
-                "catalog",
-                "version",
-                "help",
-            ],
-            CHANGE,
-            false,
-        ),
+        "pveam"
+        | "pve-firewall"
+        | "proxmox-boot-tool"
+        | "proxmox-backup-manager"
+        | "proxmox-backup-client" => cmd.by_table(cmd.name),
         "exportfs" => cmd.by_table("exportfs"),
         "showmount" => cmd.by_table("showmount"),
         "nfsstat" => {

@@ -1,10 +1,11 @@
-//! Proxmox VE tools: pct, qm, pvesh, pvecm, pvesm, ha-manager, pveum, pvenode.
+//! Proxmox VE tools: pct, qm, pvesh, pvecm, pvesm, ha-manager, pveum, pvenode, pvesr,
+//! pvesubscription, pvereport, pveceph, each read with its table in `rules/`.
 
 use super::super::args::Spec;
 use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
-use super::{Cmd, by_subcommand};
+use super::Cmd;
 use crate::policy::options::judge;
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
@@ -12,55 +13,11 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "pct" => pct(cmd),
         "qm" => qm(cmd),
         "pvesh" => pvesh(cmd),
-        "pvecm" | "pvesm" | "ha-manager" => cmd.by_table(cmd.name),
-        "pveum" => pveum(cmd),
-        "pvenode" => match (
-            cmd.args.first().and_then(|w| w.fixed()),
-            cmd.args.get(1).and_then(|w| w.fixed()),
-        ) {
-            (Some("cert"), Some("info"))
-            | (Some("config"), Some("get"))
-            | (Some("task"), Some("list" | "log" | "status"))
-            | (Some("acme"), Some("account" | "plugin"))
-                if cmd.args.get(2).and_then(|w| w.fixed()).is_none_or(|t| {
-                    matches!(t, "list" | "info") || !t.starts_with(char::is_alphabetic)
-                }) =>
-            {
-                Verdict::read("pvenode query only reads")
-            }
-            _ => Verdict::write(Risk::Medium, "pvenode changes node settings"),
-        },
-        "pvesr" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &["status", "list", "read", "help"],
-            false,
-        ),
-        "pvesubscription" => by_subcommand(cmd, Spec::default(), &["get"], false),
-        "pvereport" => Verdict::read("pvereport only reports"),
-        "pveceph" => by_subcommand(cmd, Spec::default(), &["status", "help"], false),
+        "pvecm" | "pvesm" | "ha-manager" | "pveum" | "pvenode" | "pvesr" | "pvesubscription"
+        | "pvereport" | "pveceph" => cmd.by_table(cmd.name),
         _ => return None,
     };
     Some(v)
-}
-
-fn pveum(cmd: &Cmd<'_>) -> Verdict {
-    let words: Vec<Option<&str>> = cmd.args.iter().map(|w| w.fixed()).collect();
-    let reads = words
-        .iter()
-        .flatten()
-        .any(|w| matches!(*w, "list" | "ls" | "permissions" | "help"))
-        && !words.iter().flatten().any(|w| {
-            matches!(
-                *w,
-                "add" | "create" | "delete" | "modify" | "set" | "passwd" | "change"
-            )
-        });
-    if reads {
-        Verdict::read("pveum list only reads")
-    } else {
-        Verdict::write(Risk::High, "pveum changes users or permissions")
-    }
 }
 
 /// pct: `rules/pct.toml` decides; `exec` runs its inner command, `enter` is a shell.
@@ -120,15 +77,8 @@ fn qm(cmd: &Cmd<'_>) -> Verdict {
         )
         .unbounded(UnboundedCategory::Tty, None),
         Some("wait") => {
-            // Proxmox's CLI parses with Getopt::Long, which accepts prefixes.
-            let has_timeout = cmd
-                .parse(Spec {
-                    long_values: &["timeout"],
-                    ..Spec::default()
-                })
-                .long("timeout");
-            let v = Verdict::read("qm wait only waits");
-            if has_timeout {
+            let v = judge("qm", &w);
+            if v.is_write() || w.has("timeout") {
                 v
             } else {
                 v.unbounded(

@@ -1,145 +1,34 @@
-//! Storage tools: zfs, zpool, ceph, rbd, smartctl, mount, swapon, mdadm, btrfs, lvm,
-//! fdisk/parted, hdparm, nvme, multipath.
+//! Storage tools: zfs, zpool, ceph, rbd, rados, smartctl, mount, swapon, mdadm, btrfs,
+//! fdisk/parted, hdparm, nvme, multipath, tune2fs and the interval reporters (iostat,
+//! vmstat, mpstat, pidstat, sar, dstat, free, arcstat), each read with its table in
+//! `rules/`; here what a table cannot say (operands that mount, `-l` values that set,
+//! `interval [count]` streams).
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
-use super::{Cmd, by_subcommand, parted};
-use crate::policy::options::judge;
+use super::{Cmd, parted};
+use crate::policy::options::{Walk, judge};
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "zfs" => super::zfs::zfs(cmd),
         "zpool" => super::zfs::zpool(cmd),
         "ceph" => ceph(cmd),
-        "rbd" => super::misc::by_words(
-            cmd,
-            &[
-                "ls",
-                "list",
-                "info",
-                "du",
-                "disk-usage",
-                "status",
-                "showmapped",
-            ],
-            &[
-                "create",
-                "rm",
-                "remove",
-                "rename",
-                "resize",
-                "map",
-                "unmap",
-                "protect",
-                "unprotect",
-                "rollback",
-                "purge",
-                "clone",
-                "flatten",
-                "copy",
-                "cp",
-                "mv",
-                "import",
-                "export",
-                "import-diff",
-                "export-diff",
-                "lock",
-                "unlock",
-                "feature",
-                "bench",
-                "sparsify",
-                "trash",
-                "migration",
-                "mirror",
-                "config",
-                "object-map",
-                "journal",
-                "group",
-                "namespace",
-                "pool",
-                "encryption",
-                "device",
-            ],
-            false,
-        ),
-        "rados" => by_subcommand(
-            cmd,
-            Spec {
-                short_values: "p",
-                long_values: &["pool"],
-                ..Spec::default()
-            },
-            &[
-                "df",
-                "lspools",
-                "ls",
-                "stat",
-                "list-inconsistent-pg",
-                "list-inconsistent-obj",
-            ],
-            false,
-        ),
-        "smartctl" => smartctl(cmd),
-        "mount" => mount(cmd),
-        "swapon" => {
-            let p = cmd.parse(Spec::default());
-            if p.positionals.is_empty() && !p.flag('a', "all") && !p.flag('e', "ifexists") {
-                Verdict::read("swapon without devices only reports")
-            } else {
-                Verdict::write(Risk::Medium, "swapon enables swap")
-            }
+        "rbd" | "rados" | "hdparm" | "nvme" | "multipath" | "tune2fs" | "btrfs" => {
+            cmd.by_table(cmd.name)
         }
+        "smartctl" => smartctl(cmd),
+        "mount" => with_operands(cmd, "mount", Risk::High, "mount with an operand mounts it"),
+        "swapon" => with_operands(
+            cmd,
+            "swapon",
+            Risk::Medium,
+            "swapon with a device enables it",
+        ),
         "mdadm" => cmd.by_table("mdadm"),
-        "btrfs" => btrfs(cmd),
         "sgdisk" => cmd.by_table("sgdisk"),
         "fdisk" | "sfdisk" | "gdisk" => cmd.by_table(cmd.name),
         "parted" => parted::parted(cmd),
-        "hdparm" => {
-            let p = cmd.parse(Spec::default());
-            let read_only = !cmd.has_dynamic() && p.unlisted("IitTgCv", &[]).is_none();
-            if read_only {
-                Verdict::read("hdparm query only reads")
-            } else {
-                Verdict::write(Risk::High, "hdparm changes drive settings")
-            }
-        }
-        "nvme" => by_subcommand(
-            cmd,
-            Spec::default(),
-            &[
-                "list",
-                "list-subsys",
-                "smart-log",
-                "id-ctrl",
-                "id-ns",
-                "error-log",
-                "fw-log",
-                "get-log",
-                "list-ns",
-                "show-regs",
-                "version",
-                "help",
-                "get-feature",
-            ],
-            false,
-        ),
-        "multipath" => {
-            let p = cmd.parse(Spec::default());
-            if p.short('l') || p.short('L') || (p.short('v') && p.short('l')) {
-                Verdict::read("multipath -ll only lists")
-            } else {
-                Verdict::write(Risk::High, "multipath changes device maps")
-            }
-        }
-        "tune2fs" => {
-            let p = cmd.parse(Spec::default());
-            if !cmd.has_dynamic() && p.unlisted("l", &[]).is_none() && p.short('l') {
-                Verdict::read("tune2fs -l only lists")
-            } else {
-                Verdict::write(Risk::High, "tune2fs changes a file system")
-            }
-        }
         "iostat" | "vmstat" | "mpstat" | "pidstat" | "sar" | "dstat" | "free" | "arcstat" => {
             interval_tool(cmd)
         }
@@ -148,49 +37,74 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
+/// mount and swapon: the table reads the options; an operand names what to mount or
+/// enable.
+fn with_operands(cmd: &Cmd<'_>, tool: &str, risk: Risk, why: &str) -> Verdict {
+    let w = match cmd.walk(tool) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge(tool, &w);
+    if v.is_write() || w.operands.is_empty() {
+        return v;
+    }
+    Verdict::write(risk, why)
+}
+
 /// Tools taking `[interval [count]]`: an interval without a count repeats forever.
 fn interval_tool(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: if cmd.name == "free" {
-            "sc"
-        } else {
-            "pPpTSoefirn"
-        },
-        long_values: &["seconds", "count"],
-        ..Spec::default()
-    });
-    if cmd.name == "sar" && (p.short('o')) {
-        return Verdict::write(Risk::Low, "sar -o writes a data file");
-    }
-    let numbers: Vec<&str> = p
-        .positionals
-        .iter()
-        .filter_map(|w| w.fixed())
-        .filter(|t| t.parse::<f64>().is_ok())
-        .collect();
-    let unbounded = if cmd.name == "free" {
-        (p.flag('s', "seconds")) && !p.flag('c', "count")
-    } else if cmd.name == "dstat" {
-        numbers.len() < 2
-    } else {
-        numbers.len() == 1
+    let w = match cmd.walk(cmd.name) {
+        Ok(w) => w,
+        Err(v) => return v,
     };
-    let v = Verdict::read(format!("{} only reports", cmd.name));
-    if unbounded {
-        let rewrite = if cmd.name == "free" {
-            format!("{} -c 5", cmd.src())
-        } else if numbers.is_empty() {
-            format!("{} 1 5", cmd.src())
-        } else {
-            format!("{} 5", cmd.src())
-        };
-        v.because(format!(
-            "{} with an interval and no count repeats forever",
-            cmd.name
-        ))
-        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+    let v = judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
+    }
+    let unbounded = match cmd.name {
+        "free" => w.has("seconds") && !w.has("count"),
+        "arcstat" => arcstat_unbounded(cmd, &w),
+        name => {
+            let numbers = w
+                .operands
+                .iter()
+                .filter_map(|(_, word)| word.fixed())
+                .filter(|t| t.parse::<f64>().is_ok())
+                .count();
+            if name == "dstat" {
+                numbers < 2
+            } else {
+                numbers == 1
+            }
+        }
+    };
+    if !unbounded {
+        return v;
+    }
+    let rewrite = if cmd.name == "free" {
+        format!("{} -c 5", cmd.src())
+    } else if w.operands.is_empty() {
+        format!("{} 1 5", cmd.src())
     } else {
-        v
+        format!("{} 5", cmd.src())
+    };
+    v.because(format!(
+        "{} with an interval and no count repeats forever",
+        cmd.name
+    ))
+    .unbounded(UnboundedCategory::Stream, Some(rewrite))
+}
+
+/// arcstat takes its interval and count after skipping one word per option and one more
+/// per option with a value (`rules/arcstat.toml`); a count of 0, or an interval alone,
+/// repeats forever.
+fn arcstat_unbounded(cmd: &Cmd<'_>, w: &Walk<'_, '_>) -> bool {
+    let skip = w.occs.len() + w.occs.iter().filter(|o| o.value.is_some()).count();
+    let rest: Vec<Option<&str>> = cmd.args.iter().skip(skip).map(|a| a.fixed()).collect();
+    match rest.as_slice() {
+        [] => false,
+        [_] => true,
+        [_, count, ..] => count.is_none_or(|c| c.parse::<i64>().is_ok_and(|n| n <= 0)),
     }
 }
 
@@ -225,109 +139,31 @@ fn ceph(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// smartctl: `rules/smartctl.toml`; here the `-l` values that set or reset (`scterc,N,M`,
+/// `scttempint,N`, `sasphy,reset`, `sataphy,reset`).
 fn smartctl(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "dTbrnlqsoSFtXf",
-        long_values: &[
-            "device",
-            "tolerance",
-            "badsum",
-            "report",
-            "nocheck",
-            "log",
-            "quietmode",
-            "smart",
-            "offlineauto",
-            "saveauto",
-            "test",
-            "set",
-            "format",
-            "firmwarebug",
-            "presets",
-            "drivedb",
-            "attributes",
-        ],
-        ..Spec::default()
-    });
-    if let Some((c, why)) = p.first_of(&[
-        ('t', "test", "starts a self-test"),
-        ('X', "abort", "aborts a self-test"),
-        ('s', "smart", "switches SMART on or off"),
-        ('o', "offlineauto", "changes offline testing"),
-        ('S', "saveauto", "changes attribute autosave"),
-    ]) {
-        return Verdict::write(Risk::Medium, format!("smartctl -{c} {why}"));
-    }
-    if p.long("set") {
-        return Verdict::write(Risk::Medium, "smartctl --set changes drive settings");
-    }
-    Verdict::read("smartctl only reads drive data")
-}
-
-fn mount(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "tOoLU",
-        long_values: &["types", "options", "test-opts", "label", "uuid"],
-        ..Spec::default()
-    });
-    let only_listing = p.positionals.is_empty()
-        && !p.flag('a', "all")
-        && !p.long("bind")
-        && !p.long("move")
-        && !p.long("rbind")
-        && !p.short('B')
-        && !p.short('M')
-        && !p.short('R');
-    if only_listing && !p.flag('o', "options") {
-        Verdict::read("mount without arguments lists mounts")
-    } else {
-        Verdict::write(Risk::High, "mount changes mounts")
-    }
-}
-
-fn btrfs(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec::default());
-    let words = p.words();
-    let read = match words.as_slice() {
-        [g, s, ..] => {
-            matches!(
-                (short_group(g), *s),
-                ("filesystem", "show" | "df" | "usage" | "du")
-                    | ("subvolume", "list" | "show" | "get-default")
-                    | ("device", "stats" | "usage")
-                    | ("scrub", "status")
-                    | ("balance", "status")
-                    | ("replace", "status")
-                    | ("qgroup", "show")
-                    | ("inspect-internal", _)
-                    | ("property", "get")
-            ) && !(p.short('z') || p.long("reset"))
-        }
-        [g] => matches!(*g, "version" | "help"),
-        [] => true,
+    let w = match cmd.walk("smartctl") {
+        Ok(w) => w,
+        Err(v) => return v,
     };
-    if read {
-        Verdict::read("btrfs query only reads")
-    } else {
-        Verdict::write(Risk::High, "btrfs command changes the file system")
+    let v = judge("smartctl", &w);
+    if v.is_write() {
+        return v;
     }
-}
-
-fn short_group(g: &str) -> &str {
-    const GROUPS: &[&str] = &[
-        "filesystem",
-        "subvolume",
-        "device",
-        "scrub",
-        "balance",
-        "replace",
-        "qgroup",
-        "inspect-internal",
-        "property",
-    ];
-    GROUPS
-        .iter()
-        .find(|full| full.starts_with(g) && g.len() >= 2)
-        .copied()
-        .unwrap_or(g)
+    for occ in w.all("log") {
+        let Some(t) = occ.fixed() else {
+            return Verdict::unknown("smartctl -l with a log type computed at run time");
+        };
+        let t = t.to_ascii_lowercase();
+        let sets = t.contains("reset")
+            || t.starts_with("scttempint")
+            || (t.starts_with("scterc") && t != "scterc");
+        if sets {
+            return Verdict::write(
+                Risk::Medium,
+                format!("smartctl -l {t} changes a drive setting or resets counters"),
+            );
+        }
+    }
+    v
 }

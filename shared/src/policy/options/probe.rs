@@ -5,7 +5,7 @@
 //! the help shows but the table lacks are only listed: the engine denies them anyway.
 //! A tool that is not installed is skipped with a note.
 
-use super::probe_list::{COBRA, KNOWN, LONG_ONLY, PROBES, SINGLE_DASH};
+use super::probe_list::{COBRA, KNOWN, LONG_ONLY, PROBES, SINGLE_DASH, normalize};
 use super::table;
 use super::table::{Arity, Node, OptSpec, Table};
 use std::process::Command;
@@ -215,6 +215,7 @@ fn arities_agree_with_the_installed_tools() {
             failures.push(format!("{tool}: no node {path:?}"));
             continue;
         };
+        let text = normalize(tool, &text);
         let shown = if LONG_ONLY.contains(tool) {
             parse_long_only_help(&text)
         } else {

@@ -228,7 +228,107 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("openssl", &["passwd"], &["openssl", "passwd", "-help"]),
     ("openssl", &["kdf"], &["openssl", "kdf", "-help"]),
     ("openssl", &["mac"], &["openssl", "mac", "-help"]),
+    ("smartctl", &[], &["smartctl", "--help"]),
+    ("mount", &[], &["mount", "--help"]),
+    ("swapon", &[], &["swapon", "--help"]),
+    ("hdparm", &[], &["hdparm", "-h"]),
+    ("multipath", &[], &["multipath", "-h"]),
+    ("vmstat", &[], &["vmstat", "--help"]),
+    ("free", &[], &["free", "--help"]),
+    ("sar", &[], &["sar", "--help"]),
+    ("dstat", &[], &["dstat", "--help"]),
+    ("arcstat", &[], &["arcstat", "-h"]),
+    ("btrfs", &[], &["btrfs", "--help"]),
+    (
+        "btrfs",
+        &["filesystem", "show"],
+        &["btrfs", "filesystem", "show", "--help"],
+    ),
+    (
+        "btrfs",
+        &["filesystem", "usage"],
+        &["btrfs", "filesystem", "usage", "--help"],
+    ),
+    (
+        "btrfs",
+        &["subvolume", "list"],
+        &["btrfs", "subvolume", "list", "--help"],
+    ),
+    (
+        "btrfs",
+        &["device", "stats"],
+        &["btrfs", "device", "stats", "--help"],
+    ),
+    (
+        "btrfs",
+        &["qgroup", "show"],
+        &["btrfs", "qgroup", "show", "--help"],
+    ),
+    ("rbd", &[], &["rbd", "--help"]),
+    ("rbd", &["list"], &["rbd", "help", "ls"]),
+    ("rbd", &["info"], &["rbd", "help", "info"]),
+    ("rbd", &["snap", "list"], &["rbd", "help", "snap", "ls"]),
+    ("rbd", &["disk-usage"], &["rbd", "help", "du"]),
+    ("nvme", &["smart-log"], &["nvme", "smart-log", "--help"]),
+    ("nvme", &["id-ctrl"], &["nvme", "id-ctrl", "--help"]),
+    ("nvme", &["get-log"], &["nvme", "get-log", "--help"]),
+    ("nvme", &["get-feature"], &["nvme", "get-feature", "--help"]),
+    ("flatpak", &["list"], &["flatpak", "list", "--help"]),
+    ("flatpak", &["info"], &["flatpak", "info", "--help"]),
+    ("flatpak", &["remotes"], &["flatpak", "remotes", "--help"]),
+    ("flatpak", &["history"], &["flatpak", "history", "--help"]),
+    ("pip", &["list"], &["pip", "list", "--help"]),
+    ("pip", &["freeze"], &["pip", "freeze", "--help"]),
+    ("pip", &["show"], &["pip", "show", "--help"]),
+    ("snap", &["list"], &["snap", "list", "--help"]),
+    ("snap", &["info"], &["snap", "info", "--help"]),
+    ("snap", &["find"], &["snap", "find", "--help"]),
+    ("rpm", &[], &["rpm", "--help"]),
+    ("dnf", &[], &["dnf", "--help"]),
+    ("pacman", &[], &["pacman", "-Q", "-h"]),
+    ("pacman", &[], &["pacman", "-S", "-h"]),
 ];
+
+/// A help text rewritten into the form `probe::parse_help` reads: btrfs writes `-d|--all`,
+/// rbd (boost) `-p [ --pool ] arg`, nvme `[  --namespace-id=<NUM>, -n <NUM> ]` in colour.
+pub(super) fn normalize(tool: &str, text: &str) -> String {
+    match tool {
+        "btrfs" => text.replace("|--", ", --"),
+        // argparse with metavars in brackets (`--repo [repo]`): the value is required.
+        "dnf" => text.replace('[', "<").replace(']', ">"),
+        "rbd" => text
+            .lines()
+            .map(|l| {
+                l.replace(" [ --", ", --")
+                    .replace(" ] arg", " ARG")
+                    .replace(" ]", "")
+                    .replacen(" arg ", " ARG ", 1)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "nvme" => {
+            let mut plain = String::new();
+            let mut esc = false;
+            for c in text.chars() {
+                match c {
+                    '\u{1b}' => esc = true,
+                    'm' if esc => esc = false,
+                    _ if esc => {}
+                    _ => plain.push(c),
+                }
+            }
+            plain
+                .lines()
+                .map(|l| match l.trim_start().strip_prefix("[  ") {
+                    Some(rest) => format!("  {}", rest.replacen(" ]", "  ", 1)),
+                    None => l.to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        _ => text.to_owned(),
+    }
+}
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
 /// after the name for an option that takes a value (pigz writes its values `xxx`, Wireshark's tools
@@ -422,6 +522,67 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     ),
     // 7-Zip's switch suffixes (`-bb3`, `-spf2`, `-ssc-`) are declared as separate names.
     ("7z", "*", "switch suffixes are separate names"),
+    // smartctl's help shows `-B [+]FILE`: the `+` is part of the required value.
+    (
+        "smartctl",
+        "drivedb",
+        "a required value shown with brackets",
+    ),
+    // smartctl's help writes these values with commas (`-n MODE[,STATUS]`, `-v N,OPTION`),
+    // and `-s` twice (`--smart=VALUE`, then `--set=NAME[,VALUE]`).
+    ("smartctl", "nocheck", "a value written with commas"),
+    ("smartctl", "vendorattribute", "a value written with commas"),
+    (
+        "smartctl",
+        "smart",
+        "shown twice, the second time with commas",
+    ),
+    // sar's help follows `-y` with a description in capitals (`TTY devices`).
+    ("sar", "y", "a description in capitals"),
+    // sar's `-F [MOUNT]`, `-I [SUM|ALL]`, `-o [FILE]`, …: the word is taken only when it is
+    // a keyword or a file, never attached; declared as flags, the word is an operand.
+    ("sar", "F", "an optional next word, never attached"),
+    ("sar", "I", "an optional next word, never attached"),
+    ("sar", "q", "an optional next word, never attached"),
+    ("sar", "r", "an optional next word, never attached"),
+    ("sar", "u", "an optional next word, never attached"),
+    ("sar", "s", "an optional next word, never attached"),
+    ("sar", "e", "an optional next word, never attached"),
+    ("sar", "f", "an optional next word, never attached"),
+    ("sar", "o", "an optional next word, never attached"),
+    // btrfs subvolume list shows `-G [+|-]value`: the value is required, the sign optional.
+    ("btrfs", "G", "a required value with an optional sign"),
+    ("btrfs", "C", "a required value with an optional sign"),
+    // snap (go-flags) shows an optional value as `--color=[auto|never|always]`.
+    ("snap", "color", "go-flags optional value"),
+    ("snap", "unicode", "go-flags optional value"),
+    ("snap", "section", "go-flags optional value"),
+    // rpm (popt) shows the packages after the mode (`-e, --erase=<package>+`).
+    ("rpm", "erase", "operands shown after a mode option"),
+    ("rpm", "upgrade", "operands shown after a mode option"),
+    ("rpm", "setperms", "operands shown after a mode option"),
+    // pacman shows the operand after the option (`-s, --search <regex>`, `-o, --owns <file>`).
+    ("pacman", "owns", "operands shown after the option"),
+    ("pacman", "file", "operands shown after the option"),
+    ("pacman", "search", "operands shown after the option"),
+    ("pacman", "list", "operands shown after the option"),
+    // hdparm's help shows its value options bare or with a lowercase placeholder.
+    ("hdparm", "offset", "help omits the value"),
+    ("hdparm", "fibmap", "help omits the value"),
+    ("hdparm", "read-sector", "help omits the value"),
+    ("hdparm", "Iraw", "a lowercase placeholder"),
+    // multipath's help writes its values in lowercase (`-v lvl`, `-b fil`).
+    ("multipath", "v", "a lowercase placeholder"),
+    ("multipath", "b", "a lowercase placeholder"),
+    ("multipath", "R", "a lowercase placeholder"),
+    ("multipath", "p", "a lowercase placeholder"),
+    // dstat's help shows the list options by example (`-C 0,3,total`) and `--output file`.
+    ("dstat", "C", "a value shown by example"),
+    ("dstat", "D", "a value shown by example"),
+    ("dstat", "I", "a value shown by example"),
+    ("dstat", "N", "a value shown by example"),
+    ("dstat", "S", "a value shown by example"),
+    ("dstat", "output", "a lowercase placeholder"),
 ];
 
 /// Tools that parse with getopt_long_only, whose help writes long options with one dash
