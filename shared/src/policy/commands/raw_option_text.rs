@@ -83,17 +83,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "",
         "shells and interpreters parse their own options (exact names, +o, -c)",
     ),
-    // Walkers that refuse every option they do not know in full.
-    (
-        "wrappers.rs",
-        "t if t.starts_with(\"--chdir=\")",
-        "env: any option not known in full is unknown",
-    ),
-    (
-        "wrappers.rs",
-        "t if t.starts_with('-') =>",
-        "env: any option not known in full is unknown",
-    ),
     (
         "wrappers.rs",
         "w.text.contains(r)",

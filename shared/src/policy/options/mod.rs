@@ -141,6 +141,15 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("zfs", &[include_str!("../rules/zfs.toml")]),
     ("zpool", &[include_str!("../rules/zpool.toml")]),
     ("zstd", &[include_str!("../rules/zstd.toml")]),
+    ("timeout", &[include_str!("../rules/timeout.toml")]),
+    ("nice", &[include_str!("../rules/nice.toml")]),
+    ("stdbuf", &[include_str!("../rules/stdbuf.toml")]),
+    ("time", &[include_str!("../rules/time.toml")]),
+    ("ionice", &[include_str!("../rules/ionice.toml")]),
+    ("env", &[include_str!("../rules/env.toml")]),
+    ("nsenter", &[include_str!("../rules/nsenter.toml")]),
+    ("chroot", &[include_str!("../rules/chroot.toml")]),
+    ("ssh", &[include_str!("../rules/ssh.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

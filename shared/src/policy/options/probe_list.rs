@@ -139,6 +139,14 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("podman", &["exec"], &["podman", "exec", "--help"]),
     ("podman", &["inspect"], &["podman", "inspect", "--help"]),
     ("podman", &["pod", "ps"], &["podman", "pod", "ps", "--help"]),
+    ("timeout", &[], &["timeout", "--help"]),
+    ("nice", &[], &["nice", "--help"]),
+    ("stdbuf", &[], &["stdbuf", "--help"]),
+    ("time", &[], &["time", "--help"]),
+    ("ionice", &[], &["ionice", "--help"]),
+    ("env", &[], &["env", "--help"]),
+    ("nsenter", &[], &["nsenter", "--help"]),
+    ("chroot", &[], &["chroot", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
