@@ -103,19 +103,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "matches!(w.text.as_str(), \"-t\" | \"-tt\")",
         "ssh -t/-tt: dropped from a rewrite only",
     ),
-    // Rewrites (suggested bounded forms), after the rule decided with `Cmd::parse`.
-    ("files.rs", "let t = w.text.as_str();", "tail -f rewrite"),
-    (
-        "files.rs",
-        "t.starts_with(\"--follow=\")",
-        "tail -f rewrite",
-    ),
-    ("files.rs", "t.starts_with(\"--lines=\")", "tail -f rewrite"),
-    (
-        "files.rs",
-        "t.starts_with(\"-n\") && t.len() > 2",
-        "tail -f rewrite",
-    ),
+    // Rewrites (suggested bounded forms), after the rule decided.
     (
         "mod.rs",
         "find(|w| !w.text.starts_with('-'))",

@@ -49,7 +49,7 @@ mod tests;
 
 pub(crate) use judge::judge;
 pub(crate) use table::{Class, Effect, Table};
-pub(crate) use walk::{Walk, walk};
+pub(crate) use walk::{Value, Walk, walk};
 
 use crate::policy::word::Word;
 use std::sync::LazyLock;
@@ -150,6 +150,12 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("nsenter", &[include_str!("../rules/nsenter.toml")]),
     ("chroot", &[include_str!("../rules/chroot.toml")]),
     ("ssh", &[include_str!("../rules/ssh.toml")]),
+    ("shuf", &[include_str!("../rules/shuf.toml")]),
+    ("head", &[include_str!("../rules/head.toml")]),
+    ("tail", &[include_str!("../rules/tail.toml")]),
+    ("tee", &[include_str!("../rules/tee.toml")]),
+    ("dd", &[include_str!("../rules/dd.toml")]),
+    ("unzip", &[include_str!("../rules/unzip.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

@@ -147,6 +147,11 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("env", &[], &["env", "--help"]),
     ("nsenter", &[], &["nsenter", "--help"]),
     ("chroot", &[], &["chroot", "--help"]),
+    ("shuf", &[], &["shuf", "--help"]),
+    ("head", &[], &["head", "--help"]),
+    ("tail", &[], &["tail", "--help"]),
+    ("tee", &[], &["tee", "--help"]),
+    ("dd", &[], &["dd", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
