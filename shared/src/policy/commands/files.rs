@@ -1,6 +1,5 @@
 //! Coreutils and friends: file writers, readers with write flags, follow forms.
 
-use super::super::args::Spec;
 use super::super::options;
 use super::super::options::Value;
 use super::super::syntax::path_risk;
@@ -9,50 +8,35 @@ use super::super::verdict::Verdict;
 use super::super::word::{Word, quote};
 use super::Cmd;
 
-/// Readers that turn into writers (or runners) with one of these options.
-const READERS_EXCEPT: &[(&str, &[&str])] = &[
-    ("dmidecode", &["--dump-bin"]),
-    (
-        "rg",
-        &[
-            "--pre",
-            "--pre-glob",
-            "--search-zip",
-            "-z",
-            "--hostname-bin",
-        ],
-    ),
-    ("ack", &["--pager"]),
-    ("ag", &["--pager"]),
-    ("tree", &["-o"]),
-    ("hwinfo", &["--log"]),
-    // lshw's words are single-dash: -dump FILE (and -disable) start with d.
-    ("lshw", &["-d"]),
-    ("sensors", &["-s", "--set"]),
-    ("file", &["-C", "--compile"]),
-    (
-        "faillog",
-        &["-r", "--reset", "-l", "--lock-secs", "-m", "--maximum"],
-    ),
-    ("lastlog", &["-C", "--clear", "-S", "--set"]),
-    ("blkid", &["-g", "--garbage-collect"]),
-    // ntpq -c sends control commands, `:config` among them.
-    ("ntpq", &["-c", "--command", "-i", "--interactive"]),
-    ("lsof", &[]),
-    ("fuser", &["-k", "--kill"]),
-    ("findmnt", &["--poll", "-p"]),
-    ("diff", &["--to-file", "--from-file"]),
-    ("hexdump", &[]),
-    ("xxd", &["-r", "--revert"]),
-    ("base64", &[]),
+/// Readers that turn into writers (or runners) with some options: each has a table
+/// (`rules/TOOL.toml`) whose write options carry their effect.
+const READERS_EXCEPT: &[&str] = &[
+    "dmidecode",
+    "rg",
+    "ack",
+    "ag",
+    "tree",
+    "hwinfo",
+    "lshw",
+    "sensors",
+    "file",
+    "faillog",
+    "lastlog",
+    "blkid",
+    "ntpq",
+    "fuser",
+    "findmnt",
+    "diff",
+    "hexdump",
+    "hd",
+    "xxd",
+    "base64",
 ];
 
 /// Read-only when the last positional is not an output file.
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
-    for (name, flags) in READERS_EXCEPT {
-        if cmd.name == *name {
-            return Some(reader_except(cmd, flags));
-        }
+    if READERS_EXCEPT.contains(&cmd.name) {
+        return Some(cmd.by_table(cmd.name));
     }
     let v = match cmd.name {
         "rm" | "rmdir" | "unlink" | "shred" | "truncate" => {
@@ -78,6 +62,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             Verdict::write(risk, format!("{} changes files", cmd.name))
         }
         "tee" => tee(cmd),
+        "lsof" => lsof(cmd),
         "dd" => dd(cmd),
         "sort" => cmd.by_table("sort"),
         "uniq" => cmd.by_table("uniq"),
@@ -135,33 +120,34 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
-fn reader_except(cmd: &Cmd<'_>, flags: &[&str]) -> Verdict {
-    let p = cmd.parse(Spec::default());
-    for f in flags {
-        let hit = match f.strip_prefix("--") {
-            Some(long) => p.long(long),
-            None => f.chars().nth(1).is_some_and(|c| p.short(c)),
-        };
-        if hit {
-            return Verdict::write(Risk::Medium, format!("{} {f} changes state", cmd.name));
-        }
+/// lsof: `rules/lsof.toml` for the `-` options; the `+` forms are operands for the
+/// table and checked here; `-r` repeats forever.
+fn lsof(cmd: &Cmd<'_>) -> Verdict {
+    const PLUS: &[&str] = &["+c", "+d", "+D", "+E", "+e", "+f", "+fg", "+fG", "+L", "+w"];
+    let w = match cmd.walk("lsof") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("lsof", &w);
+    if v.is_write() {
+        return v;
     }
-    match cmd.name {
-        "xxd"
-            if cmd
-                .parse(Spec {
-                    short_values: "cgloOsnC",
-                    long_values: &[],
-                    ..Spec::default()
-                })
-                .positionals
-                .len()
-                >= 2 =>
-        {
-            Verdict::write(Risk::Medium, "xxd INPUT OUTPUT writes OUTPUT")
-        }
-        _ => Verdict::read(format!("{} only reads", cmd.name)),
+    if let Some(plus) = w
+        .operands
+        .iter()
+        .filter_map(|(_, word)| word.fixed())
+        .find(|t| t.starts_with('+') && !PLUS.contains(t))
+    {
+        return Verdict::unknown(format!(
+            "lsof {plus}: only +c, +d, +D, +E, +e, +f, +L and +w are known to only read"
+        ));
     }
+    if w.has("r") {
+        return v
+            .because("lsof -r repeats forever")
+            .unbounded(UnboundedCategory::Stream, None);
+    }
+    v
 }
 
 /// shuf: `rules/shuf.toml` decides (every `-o` counts); `-r` without `-n` repeats

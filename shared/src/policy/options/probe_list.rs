@@ -152,6 +152,20 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("tail", &[], &["tail", "--help"]),
     ("tee", &[], &["tee", "--help"]),
     ("dd", &[], &["dd", "--help"]),
+    ("rg", &[], &["rg", "--help"]),
+    ("ag", &[], &["ag", "--help"]),
+    ("tree", &[], &["tree", "--help"]),
+    ("hwinfo", &[], &["hwinfo", "--help"]),
+    ("sensors", &[], &["sensors", "--help"]),
+    ("file", &[], &["file", "--help"]),
+    ("faillog", &[], &["faillog", "--help"]),
+    ("lastlog", &[], &["lastlog", "--help"]),
+    ("blkid", &[], &["blkid", "--help"]),
+    ("findmnt", &[], &["findmnt", "--help"]),
+    ("diff", &[], &["diff", "--help"]),
+    ("hexdump", &[], &["hexdump", "--help"]),
+    ("base64", &[], &["base64", "--help"]),
+    ("dmidecode", &[], &["dmidecode", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -269,6 +283,26 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
         "relocate",
         "operands shown after a command option",
     ),
+    // ripgrep's help starts description lines with these names bare (`--color flag
+    // changes to 'never'`); their option lines show the value (`--color <WHEN>`).
+    ("rg", "color", "description lines name it bare"),
+    ("rg", "max-filesize", "description lines name it bare"),
+    ("rg", "pre-glob", "description lines name it bare"),
+    ("rg", "type-add", "description lines name it bare"),
+    // ag's help shows the color options without their value, and `-G` with its
+    // PATTERN after two spaces.
+    ("ag", "color-line-number", "help omits the value"),
+    ("ag", "color-match", "help omits the value"),
+    ("ag", "color-path", "help omits the value"),
+    ("ag", "file-search-regex", "placeholder after two spaces"),
+    // tree writes its placeholders in lowercase (`-L level`, `-o filename`).
+    ("tree", "*", "lowercase placeholders"),
+    // sensors' help shows `-c, --config-file` without its FILE.
+    ("sensors", "config-file", "help omits the value"),
+    // file's help shows `-P, --parameter` without its NAME=VALUE.
+    ("file", "parameter", "help omits the value"),
+    // faillog's placeholder `LOGIN/RANGE` has a slash.
+    ("faillog", "user", "placeholder with a slash"),
 ];
 
 /// Tools that parse with getopt_long_only, whose help writes long options with one dash
