@@ -176,6 +176,29 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("xxd", &[include_str!("../rules/xxd.toml")]),
     ("base64", &[include_str!("../rules/base64.toml")]),
     ("dmidecode", &[include_str!("../rules/dmidecode.toml")]),
+    ("sshd", &[include_str!("../rules/sshd.toml")]),
+    (
+        "named-checkconf",
+        &[include_str!("../rules/named-checkconf.toml")],
+    ),
+    (
+        "named-checkzone",
+        &[include_str!("../rules/named-checkzone.toml")],
+    ),
+    (
+        "unbound-checkconf",
+        &[include_str!("../rules/unbound-checkconf.toml")],
+    ),
+    ("dnsmasq", &[include_str!("../rules/dnsmasq.toml")]),
+    ("testparm", &[include_str!("../rules/testparm.toml")]),
+    ("lxc-ls", &[include_str!("../rules/lxc-ls.toml")]),
+    ("lxc-info", &[include_str!("../rules/lxc-info.toml")]),
+    (
+        "webserver-version",
+        &[include_str!("../rules/webserver-version.toml")],
+    ),
+    ("promtool", &[include_str!("../rules/promtool.toml")]),
+    ("amtool", &[include_str!("../rules/amtool.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

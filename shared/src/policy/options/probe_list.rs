@@ -166,6 +166,21 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("hexdump", &[], &["hexdump", "--help"]),
     ("base64", &[], &["base64", "--help"]),
     ("dmidecode", &[], &["dmidecode", "--help"]),
+    ("testparm", &[], &["testparm", "--help"]),
+    ("lxc-ls", &[], &["lxc-ls", "--help"]),
+    ("lxc-info", &[], &["lxc-info", "--help"]),
+    ("promtool", &[], &["promtool", "--help"]),
+    (
+        "promtool",
+        &["check", "config"],
+        &["promtool", "check", "config", "--help"],
+    ),
+    (
+        "promtool",
+        &["check", "rules"],
+        &["promtool", "check", "rules", "--help"],
+    ),
+    ("amtool", &[], &["amtool", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -295,6 +310,16 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     ("ag", "color-match", "help omits the value"),
     ("ag", "color-path", "help omits the value"),
     ("ag", "file-search-regex", "placeholder after two spaces"),
+    // lxc-ls's help shows `-F, --fancy-format` and `-g --groups` without their values;
+    // `--nesting` is declared attached only: if it took the next word, `--nesting -o F`
+    // would hide the log file.
+    ("lxc-ls", "fancy-format", "help omits the value"),
+    ("lxc-ls", "groups", "help omits the value"),
+    (
+        "lxc-ls",
+        "nesting",
+        "declared attached only, the safe reading",
+    ),
     // tree writes its placeholders in lowercase (`-L level`, `-o filename`).
     ("tree", "*", "lowercase placeholders"),
     // sensors' help shows `-c, --config-file` without its FILE.
