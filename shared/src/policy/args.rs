@@ -164,11 +164,6 @@ impl Parsed<'_> {
     pub fn first(&self) -> Option<&str> {
         self.positionals.first().and_then(|w| w.fixed())
     }
-
-    /// The fixed text of positional `i`.
-    pub fn nth(&self, i: usize) -> Option<&str> {
-        self.positionals.get(i).and_then(|w| w.fixed())
-    }
 }
 
 /// GNU getopt_long accepts any unambiguous prefix of a long option. Whether a prefix is

@@ -199,6 +199,11 @@ const SOURCES: &[(&str, &[&str])] = &[
     ),
     ("promtool", &[include_str!("../rules/promtool.toml")]),
     ("amtool", &[include_str!("../rules/amtool.toml")]),
+    ("virsh", &[include_str!("../rules/virsh.toml")]),
+    ("etcdctl", &[include_str!("../rules/etcdctl.toml")]),
+    ("consul", &[include_str!("../rules/consul.toml")]),
+    ("vault", &[include_str!("../rules/vault.toml")]),
+    ("nomad", &[include_str!("../rules/nomad.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

@@ -181,6 +181,9 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
         &["promtool", "check", "rules", "--help"],
     ),
     ("amtool", &[], &["amtool", "--help"]),
+    ("virsh", &[], &["virsh", "--help"]),
+    ("etcdctl", &[], &["etcdctl", "--help"]),
+    ("etcdctl", &["get"], &["etcdctl", "get", "--help"]),
 ];
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
@@ -320,6 +323,8 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
         "nesting",
         "declared attached only, the safe reading",
     ),
+    // virsh's help writes `-c | --connect=URI`, which the parser does not read.
+    ("virsh", "*", "help writes the names with a bar"),
     // tree writes its placeholders in lowercase (`-L level`, `-o filename`).
     ("tree", "*", "lowercase placeholders"),
     // sensors' help shows `-c, --config-file` without its FILE.
