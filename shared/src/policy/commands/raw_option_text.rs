@@ -38,11 +38,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "ip: a verb position, not an option",
     ),
     (
-        "systemd.rs",
-        "[Some(\"--status-all\")] | [Some(\"--version\")]",
-        "service is a shell script matching words in full; an allow-list",
-    ),
-    (
         "text.rs",
         "cmd.args[i].text.as_str(), \";\" | \"+\"",
         "find -exec: find's tests are matched in full; the payload ends at ; or +",

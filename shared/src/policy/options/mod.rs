@@ -204,6 +204,9 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("consul", &[include_str!("../rules/consul.toml")]),
     ("vault", &[include_str!("../rules/vault.toml")]),
     ("nomad", &[include_str!("../rules/nomad.toml")]),
+    ("service", &[include_str!("../rules/service.toml")]),
+    ("stern", &[include_str!("../rules/stern.toml")]),
+    ("k3s", &[include_str!("../rules/k3s.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
