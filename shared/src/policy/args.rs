@@ -89,14 +89,6 @@ impl Parsed<'_> {
         self.short(c) || self.long(name)
     }
 
-    /// The first of `flags` (`-c` or `--long`) that was given, with its description.
-    pub fn first_of<'t>(&self, flags: &[(char, &str, &'t str)]) -> Option<(char, &'t str)> {
-        flags
-            .iter()
-            .find(|(c, long, _)| self.flag(*c, long))
-            .map(|(c, _, why)| (*c, *why))
-    }
-
     /// The value of `-c` or `--name`, last one wins.
     pub fn value(&self, c: Option<char>, name: &str) -> Option<&str> {
         self.opts
@@ -163,11 +155,6 @@ impl Parsed<'_> {
     /// The first positional's fixed text.
     pub fn first(&self) -> Option<&str> {
         self.positionals.first().and_then(|w| w.fixed())
-    }
-
-    /// The fixed text of positional `i`.
-    pub fn nth(&self, i: usize) -> Option<&str> {
-        self.positionals.get(i).and_then(|w| w.fixed())
     }
 }
 

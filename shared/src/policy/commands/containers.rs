@@ -1,7 +1,6 @@
 //! Container tools: compose, helm, crictl, stern, and the dispatch to docker/podman
 //! (`docker.rs`) and kubectl (`kubernetes.rs`).
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::super::word::Word;
@@ -20,31 +19,50 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             "podman-compose runs podman, which creates its storage and state on first use",
         ),
         "kubectl" | "oc" => super::kubernetes::kubectl(cmd),
-        "k3s" | "microk8s" => match cmd.args.split_first() {
-            Some((w, rest)) if w.fixed() == Some("kubectl") => {
-                super::kubernetes::kubectl(&cmd.with_args("kubectl", rest))
-            }
-            _ => Verdict::unknown(format!("{} form not understood", cmd.name)),
-        },
+        "k3s" | "microk8s" => k3s(cmd),
         "helm" => cmd.by_table("helm"),
-        "stern" => {
-            let p = cmd.parse(Spec {
-                exact_long: true,
-                ..Spec::default()
-            });
-            if p.long("no-follow") && p.value(None, "no-follow").is_none_or(|v| v == "true") {
-                Verdict::read("stern --no-follow only reads")
-            } else {
-                Verdict::read("stern only reads").unbounded(
-                    UnboundedCategory::Stream,
-                    Some(cmd.rebuilt(|_| false, &["--no-follow", "--tail=200"])),
-                )
-            }
-        }
+        "stern" => stern(cmd),
         "crictl" => crictl(cmd),
         _ => return None,
     };
     Some(v)
+}
+
+/// k3s/microk8s: `rules/k3s.toml` finds `kubectl`; its arguments go to kubectl's table.
+fn k3s(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("k3s") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    if w.deny.is_some() || w.path.first().map(String::as_str) != Some("kubectl") {
+        return judge(cmd.name, &w);
+    }
+    let rest = cmd.args.get(w.after_sub..).unwrap_or_default();
+    super::kubernetes::kubectl(&cmd.with_args("kubectl", rest))
+}
+
+/// stern: `rules/stern.toml` decides; without `--no-follow` (or with `--no-follow=false`)
+/// it follows forever.
+fn stern(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("stern") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("stern", &w);
+    if v.is_write() {
+        return v;
+    }
+    let ends = w
+        .all("no-follow")
+        .last()
+        .is_some_and(|o| o.value.is_none() || o.fixed() == Some("true"));
+    if ends {
+        return v;
+    }
+    v.because("stern follows the logs forever").unbounded(
+        UnboundedCategory::Stream,
+        Some(cmd.rebuilt(|_| false, &["--no-follow", "--tail=200"])),
+    )
 }
 
 /// crictl: `rules/crictl.toml` finds the command and checks every option; `logs -f` and

@@ -4,7 +4,6 @@
 
 use super::Cmd;
 use super::containers::{compose, is_tty_flag};
-use crate::policy::args::Spec;
 use crate::policy::engine::wrap_rewrite;
 use crate::policy::options::{Effect, Walk, judge, table, walk};
 use crate::policy::types::{Risk, UnboundedCategory};
@@ -56,9 +55,7 @@ pub(super) fn docker(cmd: &Cmd<'_>) -> Verdict {
     let verb = path.last().copied().unwrap_or("");
     if v.is_write() {
         return match verb {
-            "run" | "create"
-                if tty_requested(cmd, cmd.args.get(w.after_sub..).unwrap_or_default()) =>
-            {
+            "run" | "create" if tty_requested(cmd.args.get(w.after_sub..).unwrap_or_default()) => {
                 v.unbounded(UnboundedCategory::Tty, None)
             }
             "attach" => v
@@ -109,18 +106,11 @@ pub(super) fn docker(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
-/// `-i`/`-t` (alone or in a bundle) before the image of `run`/`create`: the verb is a
-/// write already; this only says it also needs a terminal.
-fn tty_requested(cmd: &Cmd<'_>, args: &[Word]) -> bool {
-    let p = cmd.parse_args(
-        args,
-        Spec {
-            stop_at_positional: true,
-            exact_long: true,
-            ..Spec::default()
-        },
-    );
-    p.flag('i', "interactive") || p.flag('t', "tty")
+/// `-i`/`-t` among the words after `run`/`create`: the verb is a write already (its
+/// options are not declared); this only says it also needs a terminal, so a `-it` of the
+/// inner command counting too errs on the side of asking for one.
+fn tty_requested(args: &[Word]) -> bool {
+    args.iter().any(is_tty_flag)
 }
 
 /// A word that is the option `-c`/`--long` (with its value attached, if any).

@@ -1,56 +1,42 @@
 //! Coreutils and friends: file writers, readers with write flags, follow forms.
 
-use super::super::args::Spec;
 use super::super::options;
+use super::super::options::Value;
 use super::super::syntax::path_risk;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
+use super::super::word::{Word, quote};
 use super::Cmd;
 
-/// Readers that turn into writers (or runners) with one of these options.
-const READERS_EXCEPT: &[(&str, &[&str])] = &[
-    ("dmidecode", &["--dump-bin"]),
-    (
-        "rg",
-        &[
-            "--pre",
-            "--pre-glob",
-            "--search-zip",
-            "-z",
-            "--hostname-bin",
-        ],
-    ),
-    ("ack", &["--pager"]),
-    ("ag", &["--pager"]),
-    ("tree", &["-o"]),
-    ("hwinfo", &["--log"]),
-    // lshw's words are single-dash: -dump FILE (and -disable) start with d.
-    ("lshw", &["-d"]),
-    ("sensors", &["-s", "--set"]),
-    ("file", &["-C", "--compile"]),
-    (
-        "faillog",
-        &["-r", "--reset", "-l", "--lock-secs", "-m", "--maximum"],
-    ),
-    ("lastlog", &["-C", "--clear", "-S", "--set"]),
-    ("blkid", &["-g", "--garbage-collect"]),
-    // ntpq -c sends control commands, `:config` among them.
-    ("ntpq", &["-c", "--command", "-i", "--interactive"]),
-    ("lsof", &[]),
-    ("fuser", &["-k", "--kill"]),
-    ("findmnt", &["--poll", "-p"]),
-    ("diff", &["--to-file", "--from-file"]),
-    ("hexdump", &[]),
-    ("xxd", &["-r", "--revert"]),
-    ("base64", &[]),
+/// Readers that turn into writers (or runners) with some options: each has a table
+/// (`rules/TOOL.toml`) whose write options carry their effect.
+const READERS_EXCEPT: &[&str] = &[
+    "dmidecode",
+    "rg",
+    "ack",
+    "ag",
+    "tree",
+    "hwinfo",
+    "lshw",
+    "sensors",
+    "file",
+    "faillog",
+    "lastlog",
+    "blkid",
+    "ntpq",
+    "fuser",
+    "findmnt",
+    "diff",
+    "hexdump",
+    "hd",
+    "xxd",
+    "base64",
 ];
 
 /// Read-only when the last positional is not an output file.
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
-    for (name, flags) in READERS_EXCEPT {
-        if cmd.name == *name {
-            return Some(reader_except(cmd, flags));
-        }
+    if READERS_EXCEPT.contains(&cmd.name) {
+        return Some(cmd.by_table(cmd.name));
     }
     let v = match cmd.name {
         "rm" | "rmdir" | "unlink" | "shred" | "truncate" => {
@@ -76,22 +62,16 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             Verdict::write(risk, format!("{} changes files", cmd.name))
         }
         "tee" => tee(cmd),
+        "lsof" => lsof(cmd),
         "dd" => dd(cmd),
         "sort" => cmd.by_table("sort"),
         "uniq" => cmd.by_table("uniq"),
-        "shuf" => {
-            let p = cmd.parse(Spec {
-                short_values: "noi",
-                long_values: &["output"],
-                ..Spec::default()
-            });
-            if p.flag('o', "output") {
-                Verdict::write(Risk::Medium, "shuf -o writes a file")
-            } else {
-                Verdict::read("shuf only reads")
-            }
+        "shuf" => shuf(cmd),
+        "head" => {
+            // Every head option only reads and runs nothing (`rules/head.toml`).
+            cmd.options_only_read();
+            cmd.by_table("head")
         }
-        "head" => Verdict::read("head only reads"),
         "cat" => {
             const ENDLESS: &[&str] = &[
                 "/dev/zero",
@@ -121,14 +101,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "bzip2" | "bunzip2" => cmd.by_table("bzip2"),
         "pigz" | "unpigz" => cmd.by_table("pigz"),
         "lz4" => lz4(cmd),
-        "unzip" => {
-            let p = cmd.parse(Spec::default());
-            if p.short('l') || p.short('p') || p.short('t') || p.short('v') && p.short('l') {
-                Verdict::read("unzip -l/-p/-t only reads")
-            } else {
-                Verdict::write(Risk::Medium, "unzip extracts files")
-            }
-        }
+        "unzip" => unzip(cmd),
         "zip" | "7z" | "rar" | "unrar" | "cpio" | "ar" => Verdict::write(
             Risk::Medium,
             format!("{} writes archives or files", cmd.name),
@@ -147,43 +120,81 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
-fn reader_except(cmd: &Cmd<'_>, flags: &[&str]) -> Verdict {
-    let p = cmd.parse(Spec::default());
-    for f in flags {
-        let hit = match f.strip_prefix("--") {
-            Some(long) => p.long(long),
-            None => f.chars().nth(1).is_some_and(|c| p.short(c)),
-        };
-        if hit {
-            return Verdict::write(Risk::Medium, format!("{} {f} changes state", cmd.name));
-        }
+/// lsof: `rules/lsof.toml` for the `-` options; the `+` forms are operands for the
+/// table and checked here; `-r` repeats forever.
+fn lsof(cmd: &Cmd<'_>) -> Verdict {
+    const PLUS: &[&str] = &["+c", "+d", "+D", "+E", "+e", "+f", "+fg", "+fG", "+L", "+w"];
+    let w = match cmd.walk("lsof") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("lsof", &w);
+    if v.is_write() {
+        return v;
     }
-    match cmd.name {
-        "xxd"
-            if cmd
-                .parse(Spec {
-                    short_values: "cgloOsnC",
-                    long_values: &[],
-                    ..Spec::default()
-                })
-                .positionals
-                .len()
-                >= 2 =>
-        {
-            Verdict::write(Risk::Medium, "xxd INPUT OUTPUT writes OUTPUT")
-        }
-        _ => Verdict::read(format!("{} only reads", cmd.name)),
+    if let Some(plus) = w
+        .operands
+        .iter()
+        .filter_map(|(_, word)| word.fixed())
+        .find(|t| t.starts_with('+') && !PLUS.contains(t))
+    {
+        return Verdict::unknown(format!(
+            "lsof {plus}: only +c, +d, +D, +E, +e, +f, +L and +w are known to only read"
+        ));
     }
+    if w.has("r") {
+        return v
+            .because("lsof -r repeats forever")
+            .unbounded(UnboundedCategory::Stream, None);
+    }
+    v
 }
 
+/// shuf: `rules/shuf.toml` decides (every `-o` counts); `-r` without `-n` repeats
+/// forever.
+fn shuf(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("shuf") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("shuf", &w);
+    if v.is_write() || !w.has("repeat") || w.has("head-count") {
+        return v;
+    }
+    v.because("shuf -r without -n repeats forever").unbounded(
+        UnboundedCategory::Stream,
+        Some(cmd.rebuilt(|_| false, &["-n", "200"])),
+    )
+}
+
+/// unzip: `rules/unzip.toml` decides; `--` is a negation for unzip's own parser, not
+/// the end of its options, so an option after it would be missed.
+fn unzip(cmd: &Cmd<'_>) -> Verdict {
+    if cmd.args.iter().any(|w| w.lit() == Some("--")) {
+        return Verdict::unknown(
+            "unzip: -- negates the next option for unzip's parser, it does not end the options",
+        );
+    }
+    cmd.by_table("unzip")
+}
+
+/// tee: `rules/tee.toml` for the options; every operand but /dev/null is a file it writes.
 fn tee(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec::default());
-    let files: Vec<_> = p
-        .positionals
+    let w = match cmd.walk("tee") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("tee", &w);
+    if v.is_write() {
+        return v;
+    }
+    let files: Vec<_> = w
+        .operands
         .iter()
-        .filter(|w| w.fixed() != Some("/dev/null"))
+        .map(|(_, word)| *word)
+        .filter(|word| word.fixed() != Some("/dev/null"))
         .collect();
-    if files.is_empty() && !p.dynamic {
+    if files.is_empty() && w.dynamic_src.is_none() {
         return Verdict::read("tee without files only copies its input");
     }
     let target = files.first().and_then(|w| w.fixed()).unwrap_or("");
@@ -200,9 +211,18 @@ fn tee(cmd: &Cmd<'_>) -> Verdict {
     )
 }
 
+/// dd: `rules/dd.toml` (only --help and --version); `of=` writes unless /dev/null.
 fn dd(cmd: &Cmd<'_>) -> Verdict {
-    for w in cmd.args {
-        match w.fixed() {
+    let w = match cmd.walk("dd") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("dd", &w);
+    if v.is_write() {
+        return v;
+    }
+    for (_, word) in &w.operands {
+        match word.fixed() {
             None => return cmd.dynamic_write(),
             Some(t) if t.starts_with("of=") => {
                 let target = &t[3..];
@@ -217,42 +237,74 @@ fn dd(cmd: &Cmd<'_>) -> Verdict {
     Verdict::read("dd without of= writes only to standard output")
 }
 
+/// True for tail's obsolete `+N[bcl]f` (and `+f`), which follows: tail reads it as an
+/// option only when it is the first of at most two words.
+fn obsolete_follow(args: &[Word]) -> bool {
+    args.len() <= 2
+        && args.first().and_then(|w| w.lit()).is_some_and(|t| {
+            t.strip_prefix('+').is_some_and(|rest| {
+                rest.strip_suffix('f').is_some_and(|n| {
+                    n.trim_end_matches(['b', 'c', 'l'])
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                })
+            })
+        })
+}
+
+/// tail: `rules/tail.toml` decides; a follow form is a read that does not end, rewritten
+/// from the walk as `tail -n 200` with the other options and the files.
 fn tail(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "ncs",
-        long_values: &[
-            "lines",
-            "bytes",
-            "sleep-interval",
-            "pid",
-            "max-unchanged-stats",
-        ],
-        ..Spec::default()
-    });
-    let follow =
-        p.short('f') || p.short('F') || p.long("follow") || p.long("retry") && p.short('F');
-    if !follow {
-        return Verdict::read("tail only reads");
+    let w = match cmd.walk("tail") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = options::judge("tail", &w);
+    let follow = w.has("f") || w.has("F") || w.has("follow") || obsolete_follow(cmd.args);
+    if v.is_write() || !follow {
+        return v;
     }
+    const DROPPED: &[&str] = &[
+        "f", "F", "follow", "retry", "lines", "bytes", "0", "1", "2", "3", "4", "5", "6", "7", "8",
+        "9",
+    ];
     let mut kept = vec!["tail".to_owned(), "-n".to_owned(), "200".to_owned()];
-    let mut skip_next = false;
-    for w in cmd.args {
-        let t = w.text.as_str();
-        if skip_next {
-            skip_next = false;
-        } else if matches!(t, "-n" | "--lines") {
-            skip_next = true;
-        } else if !(matches!(t, "-f" | "-F" | "--follow" | "--retry")
-            || t.starts_with("--follow=")
-            || t.starts_with("--lines=")
-            || (t.starts_with("-n") && t.len() > 2))
-        {
-            kept.push(w.src.clone());
+    for o in w
+        .occs
+        .iter()
+        .filter(|o| !DROPPED.contains(&o.opt.id.as_str()))
+    {
+        let value = match &o.value {
+            Some(Value::Fixed(t)) => Some(quote(t)),
+            Some(Value::Dynamic(src)) => Some(src.clone()),
+            None => None,
+        };
+        match value {
+            Some(val) if o.written.starts_with("--") => kept.push(format!("{}={val}", o.written)),
+            Some(val) => kept.push(format!("{}{val}", o.written)),
+            None => kept.push(o.written.clone()),
         }
     }
-    let rewrite = kept.join(" ");
+    if cmd.args.iter().any(|a| a.lit() == Some("--")) {
+        kept.push("--".to_owned());
+    }
+    kept.extend(
+        w.operands
+            .iter()
+            .map(|(_, word)| word.src.clone())
+            .filter(|_| !obsolete_follow(cmd.args)),
+    );
+    if obsolete_follow(cmd.args) {
+        kept.extend(
+            cmd.args
+                .get(1..)
+                .unwrap_or_default()
+                .iter()
+                .map(|a| a.src.clone()),
+        );
+    }
     Verdict::read("tail only reads")
-        .unbounded(UnboundedCategory::Stream, Some(rewrite))
+        .unbounded(UnboundedCategory::Stream, Some(kept.join(" ")))
         .because("tail -f follows the file forever")
 }
 

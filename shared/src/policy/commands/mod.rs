@@ -324,29 +324,3 @@ fn interactive(cmd: &Cmd<'_>) -> Option<Verdict> {
     };
     Some(base.unbounded(category, rewrite))
 }
-
-/// Classify by the first positional argument (the subcommand) against a read list.
-pub(crate) fn by_subcommand(
-    cmd: &Cmd<'_>,
-    spec: Spec<'_>,
-    reads: &[&str],
-    default_read: bool,
-) -> Verdict {
-    let p = cmd.parse(Spec {
-        stop_at_positional: true,
-        ..spec
-    });
-    match p.positionals.first().map(|w| w.fixed()) {
-        None if default_read => {
-            Verdict::read(format!("{} with no subcommand only reports", cmd.name))
-        }
-        None => Verdict::unknown(format!("{}: missing subcommand", cmd.name)),
-        Some(None) => Verdict::unknown(format!("{}: subcommand is computed at run time", cmd.name)),
-        Some(Some(sub)) if reads.contains(&sub) => {
-            Verdict::read(format!("{} {sub} only reads", cmd.name))
-        }
-        Some(Some(sub)) => {
-            Verdict::write(Risk::Medium, format!("{} {sub} changes state", cmd.name))
-        }
-    }
-}

@@ -34,11 +34,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          option table cannot express; every option, object and verb is listed",
     ),
     (
-        "systemd.rs",
-        "[Some(\"--status-all\")] | [Some(\"--version\")]",
-        "service is a shell script matching words in full; an allow-list",
-    ),
-    (
         "text.rs",
         "cmd.args[i].text.as_str(), \";\" | \"+\"",
         "find -exec: find's tests are matched in full; the payload ends at ; or +",
@@ -79,17 +74,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "",
         "shells and interpreters parse their own options (exact names, +o, -c)",
     ),
-    // Walkers that refuse every option they do not know in full.
-    (
-        "wrappers.rs",
-        "t if t.starts_with(\"--chdir=\")",
-        "env: any option not known in full is unknown",
-    ),
-    (
-        "wrappers.rs",
-        "t if t.starts_with('-') =>",
-        "env: any option not known in full is unknown",
-    ),
     (
         "wrappers.rs",
         "w.text.contains(r)",
@@ -110,19 +94,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "matches!(w.text.as_str(), \"-t\" | \"-tt\")",
         "ssh -t/-tt: dropped from a rewrite only",
     ),
-    // Rewrites (suggested bounded forms), after the rule decided with `Cmd::parse`.
-    ("files.rs", "let t = w.text.as_str();", "tail -f rewrite"),
-    (
-        "files.rs",
-        "t.starts_with(\"--follow=\")",
-        "tail -f rewrite",
-    ),
-    ("files.rs", "t.starts_with(\"--lines=\")", "tail -f rewrite"),
-    (
-        "files.rs",
-        "t.starts_with(\"-n\") && t.len() > 2",
-        "tail -f rewrite",
-    ),
+    // Rewrites (suggested bounded forms), after the rule decided.
     (
         "mod.rs",
         "find(|w| !w.text.starts_with('-'))",

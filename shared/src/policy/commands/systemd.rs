@@ -1,6 +1,6 @@
 //! systemd tools: systemctl, journalctl, service, hostnamectl, timedatectl, localectl,
 //! loginctl, resolvectl, networkctl, busctl, systemd-analyze, coredumpctl, systemd-cgls,
-//! systemd-cgtop. All but `service` are read with their option tables (`rules/*.toml`).
+//! systemd-cgtop, each read with its option table (`rules/*.toml`).
 
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
@@ -63,16 +63,28 @@ fn journalctl(cmd: &Cmd<'_>) -> Verdict {
         .unbounded(UnboundedCategory::Stream, Some(rewrite))
 }
 
+/// service: `rules/service.toml` for its exact options; `--status-all` or `--version`
+/// alone, or `NAME status` alone, reads.
 fn service(cmd: &Cmd<'_>) -> Verdict {
-    let texts: Vec<Option<&str>> = cmd.args.iter().map(|w| w.fixed()).collect();
-    match texts.as_slice() {
-        [Some("--status-all")] | [Some("--version")] => {
-            Verdict::read("service --status-all only reports")
+    let w = match cmd.walk("service") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("service", &w);
+    if v.is_write() {
+        return v;
+    }
+    let operands: Vec<Option<&str>> = w.operands.iter().map(|(_, o)| o.fixed()).collect();
+    let reports = w.has("status-all") || w.has("version") || w.has("help");
+    match operands.as_slice() {
+        [] if reports && cmd.args.len() == 1 => Verdict::read("service --status-all only reports"),
+        [Some(_), Some("status")] if w.occs.is_empty() => {
+            Verdict::read("service NAME status only reports")
         }
-        [Some(_), Some("status")] => Verdict::read("service NAME status only reports"),
-        [Some(_), Some(action), ..] => {
+        [_, Some(action), ..] => {
             Verdict::write(Risk::Medium, format!("service {action} changes a service"))
         }
+        [_, None, ..] => Verdict::write(Risk::Medium, "service runs a computed action"),
         _ => Verdict::unknown("service form not understood"),
     }
 }

@@ -1,7 +1,6 @@
 //! Wrappers are classified by what they run: `timeout`, `nice`, `ionice`, `stdbuf`, `env`,
 //! `time`, `xargs`, `nsenter`, `chroot`, `watch` and `ssh host cmd`.
 
-use super::super::args::Spec;
 use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
@@ -12,9 +11,7 @@ use crate::policy::options::{Walk, judge};
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "timeout" => timeout(cmd),
-        "nice" => simple_wrapper(cmd, "n", &["adjustment"], "nice"),
-        "stdbuf" => simple_wrapper(cmd, "ioe", &["input", "output", "error"], "stdbuf"),
-        "time" => simple_wrapper(cmd, "fo", &["format", "output"], "time"),
+        "nice" | "stdbuf" | "time" => simple_wrapper(cmd),
         "ionice" => ionice(cmd),
         "env" => env(cmd),
         "xargs" => xargs(cmd),
@@ -27,30 +24,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     Some(v)
 }
 
-/// Split at the first positional: options before, the wrapped argv after.
-fn payload<'a>(
-    cmd: &Cmd<'a>,
-    short_values: &str,
-    long_values: &[&str],
-) -> Result<(super::super::args::Parsed<'a>, &'a [Word]), Verdict> {
-    let p = cmd.parse(Spec {
-        short_values,
-        long_values,
-        stop_at_positional: true,
-        ..Spec::default()
-    });
-    let start = p
-        .positional_index
-        .first()
-        .copied()
-        .unwrap_or(cmd.args.len());
-    if cmd.args[..start].iter().any(Word::is_dynamic) {
-        return Err(cmd.dynamic_write());
-    }
-    Ok((p, &cmd.args[start..]))
-}
-
-/// [`payload`] with a tool's option table: the options must all be declared.
+/// Split at the first operand with a tool's option table (`rules/TOOL.toml`): every
+/// option must be declared and only read; the wrapped argv follows.
 fn table_payload<'a>(
     cmd: &Cmd<'a>,
     tool: &str,
@@ -78,16 +53,15 @@ fn prefix_of(cmd: &Cmd<'_>, payload: &[Word]) -> String {
     parts.join(" ")
 }
 
-fn simple_wrapper(cmd: &Cmd<'_>, short_values: &str, long_values: &[&str], what: &str) -> Verdict {
-    let (p, inner) = match payload(cmd, short_values, long_values) {
+/// nice, stdbuf, time: the options (`rules/nice.toml`, `stdbuf.toml`, `time.toml`; `time
+/// -o` writes a file) and the command they run.
+fn simple_wrapper(cmd: &Cmd<'_>) -> Verdict {
+    let (_, inner) = match table_payload(cmd, cmd.name) {
         Ok(x) => x,
         Err(v) => return v,
     };
-    if what == "time" && p.flag('o', "output") {
-        return Verdict::write(Risk::Low, "time -o writes a file");
-    }
     if inner.is_empty() {
-        return Verdict::read(format!("{what} with nothing to run only reports"));
+        return Verdict::read(format!("{} with nothing to run only reports", cmd.name));
     }
     let prefix = prefix_of(cmd, inner);
     wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{prefix} {r}"))
@@ -95,7 +69,7 @@ fn simple_wrapper(cmd: &Cmd<'_>, short_values: &str, long_values: &[&str], what:
 
 /// `timeout DURATION CMD…` runs CMD and bounds it.
 fn timeout(cmd: &Cmd<'_>) -> Verdict {
-    let (_, rest) = match payload(cmd, "sk", &["signal", "kill-after"]) {
+    let (_, rest) = match table_payload(cmd, "timeout") {
         Ok(x) => x,
         Err(v) => return v,
     };
@@ -123,13 +97,15 @@ fn timeout(cmd: &Cmd<'_>) -> Verdict {
     wrap_rewrite(v, |r| format!("{prefix} {r}"))
 }
 
+/// ionice (`rules/ionice.toml`): with `-p`/`-P`/`-u` it reports (or, with `-c`/`-n`,
+/// sets) other processes' I/O priority; otherwise it runs its command.
 fn ionice(cmd: &Cmd<'_>) -> Verdict {
-    let (p, inner) = match payload(cmd, "cnpPu", &["class", "classdata", "pid", "pgid", "uid"]) {
+    let (w, inner) = match table_payload(cmd, "ionice") {
         Ok(x) => x,
         Err(v) => return v,
     };
-    if p.flag('p', "pid") || p.flag('P', "pgid") || p.flag('u', "uid") {
-        if p.short('c') || p.short('n') || p.long("class") || p.long("classdata") {
+    if w.has("pid") || w.has("pgid") || w.has("uid") {
+        if w.has("class") || w.has("classdata") {
             return Verdict::write(Risk::Low, "ionice changes another process's I/O priority");
         }
         return Verdict::read("ionice -p only reports");
@@ -141,34 +117,19 @@ fn ionice(cmd: &Cmd<'_>) -> Verdict {
     wrap_rewrite(cmd.ctx.argv(inner), |r| format!("{prefix} {r}"))
 }
 
-/// `env` without assignments runs its payload; with assignments it changes the environment.
+/// `env` (`rules/env.toml`) without assignments runs its payload; with assignments it
+/// changes the environment.
 fn env(cmd: &Cmd<'_>) -> Verdict {
-    let mut i = 0;
-    while i < cmd.args.len() {
-        let Some(t) = cmd.args[i].fixed() else {
-            return cmd.dynamic_write();
-        };
-        match t {
-            "-i" | "--ignore-environment" | "-0" | "--null" | "-" => i += 1,
-            "-C" | "--chdir" => i += 2,
-            "-u" | "--unset" | "-S" | "--split-string" => {
-                return Verdict::write(
-                    Risk::Medium,
-                    format!("env {t} changes how the command runs"),
-                );
-            }
-            "--" => {
-                i += 1;
-                break;
-            }
-            t if t.starts_with("--chdir=") => i += 1,
-            t if t.starts_with('-') => {
-                return Verdict::unknown(format!("env {t} is not understood"));
-            }
-            _ => break,
-        }
+    let (_, mut inner) = match table_payload(cmd, "env") {
+        Ok(x) => x,
+        Err(v) => return v,
+    };
+    // A lone `-` after the options is `-i`.
+    if let Some((first, rest)) = inner.split_first()
+        && first.lit() == Some("-")
+    {
+        inner = rest;
     }
-    let inner = cmd.args.get(i..).unwrap_or(&[]);
     if let Some(assign) = inner
         .first()
         .and_then(|w| w.fixed())
@@ -178,6 +139,9 @@ fn env(cmd: &Cmd<'_>) -> Verdict {
             Risk::Medium,
             format!("env {assign} changes the command's environment"),
         );
+    }
+    if inner.first().is_some_and(|w| w.fixed().is_none()) {
+        return cmd.dynamic_write();
     }
     if inner.is_empty() {
         return Verdict::read("env prints the environment");
@@ -237,7 +201,7 @@ fn xargs(cmd: &Cmd<'_>) -> Verdict {
 }
 
 fn nsenter(cmd: &Cmd<'_>) -> Verdict {
-    let (_, inner) = match payload(cmd, "tSG", &["target", "setuid", "setgid", "wdns"]) {
+    let (_, inner) = match table_payload(cmd, "nsenter") {
         Ok(x) => x,
         Err(v) => return v,
     };
@@ -250,7 +214,7 @@ fn nsenter(cmd: &Cmd<'_>) -> Verdict {
 }
 
 fn chroot(cmd: &Cmd<'_>) -> Verdict {
-    let (_, rest) = match payload(cmd, "", &["userspec", "groups"]) {
+    let (_, rest) = match table_payload(cmd, "chroot") {
         Ok(x) => x,
         Err(v) => return v,
     };
@@ -299,7 +263,6 @@ fn watch(cmd: &Cmd<'_>) -> Verdict {
     v.because("watch repeats the command forever")
 }
 
-const SSH_VALUE_OPTS: &str = "BbcDEeFIiJLlmOopQRSWw";
 const SSH_SAFE_OPTIONS: &[&str] = &[
     "batchmode",
     "connecttimeout",
@@ -334,47 +297,62 @@ const SSH_SAFE_OPTIONS: &[&str] = &[
     "tcpkeepalive",
 ];
 
-/// `ssh [opts] host CMD…`: the remote command is parsed as a shell string.
+/// `ssh [opts] host [opts] CMD…` (`rules/ssh.toml`): ssh reads options before the
+/// destination and once more after it (unless `--` came first); the remote command is
+/// parsed as a shell string.
 fn ssh(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: SSH_VALUE_OPTS,
-        long_values: &[],
-        stop_at_positional: true,
-        ..Spec::default()
-    });
+    let first = match cmd.walk("ssh") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let host_at = first.operand_index.first().copied();
+    let terminated = cmd
+        .args
+        .get(..host_at.unwrap_or(cmd.args.len()))
+        .unwrap_or_default()
+        .iter()
+        .any(|w| w.lit() == Some("--"));
+    // The second round of options, between the destination and the command.
+    let after = host_at
+        .filter(|_| !terminated)
+        .map(|h| cmd.args.get(h + 1..).unwrap_or_default());
+    let second = match after {
+        Some(rest) => match cmd.walk_args(rest, "ssh") {
+            Ok(w) => Some(w),
+            Err(v) => return v,
+        },
+        None => None,
+    };
+    // Index in `cmd.args` of the remote command's first word.
+    let remote_at = match (host_at, &second) {
+        (Some(h), Some(s)) => s
+            .operand_index
+            .first()
+            .map_or(cmd.args.len(), |i| h + 1 + i),
+        (Some(h), None) => h + 1,
+        (None, _) => cmd.args.len(),
+    };
     if cmd
         .args
+        .get(..remote_at)
+        .unwrap_or_default()
         .iter()
-        .take(
-            p.positional_index
-                .first()
-                .copied()
-                .unwrap_or(cmd.args.len()),
-        )
         .any(Word::is_dynamic)
     {
         return cmd.dynamic_write();
     }
-    for (c, why) in [
-        ('L', "local port forwarding"),
-        ('R', "remote port forwarding"),
-        ('D', "a SOCKS proxy"),
-        ('W', "stdio forwarding"),
-        ('w', "tunnel devices"),
-        ('f', "going to the background"),
-        ('M', "a control master"),
-        ('S', "a control socket"),
-        ('O', "a control command"),
-        ('E', "a log file"),
-        ('F', "a config file that may run commands"),
-        ('I', "a PKCS#11 library that runs in ssh"),
-        ('X', "X11 forwarding"),
-        ('Y', "X11 forwarding"),
-    ] {
-        if p.short(c) {
-            return Verdict::write(Risk::Medium, format!("ssh -{c} sets up {why}"));
+    for w in std::iter::once(&first).chain(second.as_ref()) {
+        let v = judge("ssh", w);
+        if v.is_write() {
+            return v;
         }
     }
+    let occs: Vec<_> = first
+        .occs
+        .iter()
+        .chain(second.iter().flat_map(|w| w.occs.iter()))
+        .collect();
+    let has = |id: &str| occs.iter().any(|o| o.opt.id == id);
     // A jump host's spec goes into the ProxyCommand that ssh runs through a local shell
     // (`ssh -J 'x$(…)'` runs the substitution here): only plain host specs pass.
     let plain_host = |v: &str| {
@@ -383,38 +361,39 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
             && v.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-@:,[]".contains(&b))
     };
-    if p.short_values('J').any(|v| !plain_host(v)) {
+    if occs
+        .iter()
+        .filter(|o| o.opt.id == "J")
+        .any(|o| !o.fixed().is_some_and(plain_host))
+    {
         return Verdict::write(
             Risk::High,
             "ssh -J with a jump host spec a local shell would interpret",
         );
     }
-    if let Some(opt) = p.opts.iter().find_map(|o| match o {
-        super::super::args::Opt::Short('o', v) => {
-            let key = v
-                .as_deref()
-                .unwrap_or("")
-                .split(['=', ' '])
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            (!SSH_SAFE_OPTIONS.contains(&key.as_str())).then_some(key)
-        }
-        _ => None,
+    if let Some(key) = occs.iter().filter(|o| o.opt.id == "o").find_map(|o| {
+        let key = o
+            .fixed()
+            .unwrap_or("")
+            .split(['=', ' '])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        (!SSH_SAFE_OPTIONS.contains(&key.as_str())).then_some(key)
     }) {
         return Verdict::write(
             Risk::High,
-            format!("ssh -o {opt} may run local commands or change state"),
+            format!("ssh -o {key} may run local commands or change state"),
         );
     }
-    if p.short('G') || p.short('V') || p.short('Q') {
+    if has("G") || has("V") || has("Q") {
         return Verdict::read("ssh -G/-V/-Q only prints configuration");
     }
-    let Some((_host, remote)) = p.positionals.split_first() else {
+    if host_at.is_none() {
         return Verdict::unknown("ssh without a host");
-    };
-    let tty = p.short('t');
-    if p.short('N') {
+    }
+    let remote = cmd.args.get(remote_at..).unwrap_or_default();
+    if has("N") {
         return Verdict::read("ssh -N only holds a connection open")
             .unbounded(UnboundedCategory::Stream, None);
     }
@@ -430,9 +409,9 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
     };
     let remote_src = text.join(" ");
     let v = cmd.ctx.script(&remote_src);
-    let head = prefix_of(cmd, &cmd.args[p.positional_index[1]..]);
+    let head = prefix_of(cmd, remote);
     let mut v = wrap_rewrite(v, |r| format!("{head} {}", quote(r)));
-    if tty && v.unbounded.is_none() {
+    if has("t") && v.unbounded.is_none() {
         let rewrite = cmd.rebuilt(|w| matches!(w.text.as_str(), "-t" | "-tt"), &[]);
         v = v.unbounded(UnboundedCategory::Tty, Some(rewrite));
     }

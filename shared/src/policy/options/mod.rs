@@ -49,7 +49,7 @@ mod tests;
 
 pub(crate) use judge::judge;
 pub(crate) use table::{Class, Effect, Table};
-pub(crate) use walk::{Walk, walk};
+pub(crate) use walk::{Value, Walk, walk};
 
 use crate::policy::word::Word;
 use std::sync::LazyLock;
@@ -274,6 +274,72 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("dstat", &[include_str!("../rules/dstat.toml")]),
     ("free", &[include_str!("../rules/free.toml")]),
     ("arcstat", &[include_str!("../rules/arcstat.toml")]),
+    ("timeout", &[include_str!("../rules/timeout.toml")]),
+    ("nice", &[include_str!("../rules/nice.toml")]),
+    ("stdbuf", &[include_str!("../rules/stdbuf.toml")]),
+    ("time", &[include_str!("../rules/time.toml")]),
+    ("ionice", &[include_str!("../rules/ionice.toml")]),
+    ("env", &[include_str!("../rules/env.toml")]),
+    ("nsenter", &[include_str!("../rules/nsenter.toml")]),
+    ("chroot", &[include_str!("../rules/chroot.toml")]),
+    ("ssh", &[include_str!("../rules/ssh.toml")]),
+    ("shuf", &[include_str!("../rules/shuf.toml")]),
+    ("head", &[include_str!("../rules/head.toml")]),
+    ("tail", &[include_str!("../rules/tail.toml")]),
+    ("tee", &[include_str!("../rules/tee.toml")]),
+    ("dd", &[include_str!("../rules/dd.toml")]),
+    ("unzip", &[include_str!("../rules/unzip.toml")]),
+    ("rg", &[include_str!("../rules/rg.toml")]),
+    ("ack", &[include_str!("../rules/ack.toml")]),
+    ("ag", &[include_str!("../rules/ag.toml")]),
+    ("tree", &[include_str!("../rules/tree.toml")]),
+    ("hwinfo", &[include_str!("../rules/hwinfo.toml")]),
+    ("lshw", &[include_str!("../rules/lshw.toml")]),
+    ("sensors", &[include_str!("../rules/sensors.toml")]),
+    ("file", &[include_str!("../rules/file.toml")]),
+    ("faillog", &[include_str!("../rules/faillog.toml")]),
+    ("lastlog", &[include_str!("../rules/lastlog.toml")]),
+    ("blkid", &[include_str!("../rules/blkid.toml")]),
+    ("ntpq", &[include_str!("../rules/ntpq.toml")]),
+    ("lsof", &[include_str!("../rules/lsof.toml")]),
+    ("fuser", &[include_str!("../rules/fuser.toml")]),
+    ("findmnt", &[include_str!("../rules/findmnt.toml")]),
+    ("diff", &[include_str!("../rules/diff.toml")]),
+    ("hexdump", &[include_str!("../rules/hexdump.toml")]),
+    ("xxd", &[include_str!("../rules/xxd.toml")]),
+    ("base64", &[include_str!("../rules/base64.toml")]),
+    ("dmidecode", &[include_str!("../rules/dmidecode.toml")]),
+    ("sshd", &[include_str!("../rules/sshd.toml")]),
+    (
+        "named-checkconf",
+        &[include_str!("../rules/named-checkconf.toml")],
+    ),
+    (
+        "named-checkzone",
+        &[include_str!("../rules/named-checkzone.toml")],
+    ),
+    (
+        "unbound-checkconf",
+        &[include_str!("../rules/unbound-checkconf.toml")],
+    ),
+    ("dnsmasq", &[include_str!("../rules/dnsmasq.toml")]),
+    ("testparm", &[include_str!("../rules/testparm.toml")]),
+    ("lxc-ls", &[include_str!("../rules/lxc-ls.toml")]),
+    ("lxc-info", &[include_str!("../rules/lxc-info.toml")]),
+    (
+        "webserver-version",
+        &[include_str!("../rules/webserver-version.toml")],
+    ),
+    ("promtool", &[include_str!("../rules/promtool.toml")]),
+    ("amtool", &[include_str!("../rules/amtool.toml")]),
+    ("virsh", &[include_str!("../rules/virsh.toml")]),
+    ("etcdctl", &[include_str!("../rules/etcdctl.toml")]),
+    ("consul", &[include_str!("../rules/consul.toml")]),
+    ("vault", &[include_str!("../rules/vault.toml")]),
+    ("nomad", &[include_str!("../rules/nomad.toml")]),
+    ("service", &[include_str!("../rules/service.toml")]),
+    ("stern", &[include_str!("../rules/stern.toml")]),
+    ("k3s", &[include_str!("../rules/k3s.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

@@ -287,6 +287,51 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("dnf", &[], &["dnf", "--help"]),
     ("pacman", &[], &["pacman", "-Q", "-h"]),
     ("pacman", &[], &["pacman", "-S", "-h"]),
+    ("timeout", &[], &["timeout", "--help"]),
+    ("nice", &[], &["nice", "--help"]),
+    ("stdbuf", &[], &["stdbuf", "--help"]),
+    ("time", &[], &["time", "--help"]),
+    ("ionice", &[], &["ionice", "--help"]),
+    ("env", &[], &["env", "--help"]),
+    ("nsenter", &[], &["nsenter", "--help"]),
+    ("chroot", &[], &["chroot", "--help"]),
+    ("shuf", &[], &["shuf", "--help"]),
+    ("head", &[], &["head", "--help"]),
+    ("tail", &[], &["tail", "--help"]),
+    ("tee", &[], &["tee", "--help"]),
+    ("dd", &[], &["dd", "--help"]),
+    ("rg", &[], &["rg", "--help"]),
+    ("ag", &[], &["ag", "--help"]),
+    ("tree", &[], &["tree", "--help"]),
+    ("hwinfo", &[], &["hwinfo", "--help"]),
+    ("sensors", &[], &["sensors", "--help"]),
+    ("file", &[], &["file", "--help"]),
+    ("faillog", &[], &["faillog", "--help"]),
+    ("lastlog", &[], &["lastlog", "--help"]),
+    ("blkid", &[], &["blkid", "--help"]),
+    ("findmnt", &[], &["findmnt", "--help"]),
+    ("diff", &[], &["diff", "--help"]),
+    ("hexdump", &[], &["hexdump", "--help"]),
+    ("base64", &[], &["base64", "--help"]),
+    ("dmidecode", &[], &["dmidecode", "--help"]),
+    ("testparm", &[], &["testparm", "--help"]),
+    ("lxc-ls", &[], &["lxc-ls", "--help"]),
+    ("lxc-info", &[], &["lxc-info", "--help"]),
+    ("promtool", &[], &["promtool", "--help"]),
+    (
+        "promtool",
+        &["check", "config"],
+        &["promtool", "check", "config", "--help"],
+    ),
+    (
+        "promtool",
+        &["check", "rules"],
+        &["promtool", "check", "rules", "--help"],
+    ),
+    ("amtool", &[], &["amtool", "--help"]),
+    ("virsh", &[], &["virsh", "--help"]),
+    ("etcdctl", &[], &["etcdctl", "--help"]),
+    ("etcdctl", &["get"], &["etcdctl", "get", "--help"]),
 ];
 
 /// A help text rewritten into the form `probe::parse_help` reads: btrfs writes `-d|--all`,
@@ -583,6 +628,38 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     ("dstat", "N", "a value shown by example"),
     ("dstat", "S", "a value shown by example"),
     ("dstat", "output", "a lowercase placeholder"),
+    // ripgrep's help starts description lines with these names bare (`--color flag
+    // changes to 'never'`); their option lines show the value (`--color <WHEN>`).
+    ("rg", "color", "description lines name it bare"),
+    ("rg", "max-filesize", "description lines name it bare"),
+    ("rg", "pre-glob", "description lines name it bare"),
+    ("rg", "type-add", "description lines name it bare"),
+    // ag's help shows the color options without their value, and `-G` with its
+    // PATTERN after two spaces.
+    ("ag", "color-line-number", "help omits the value"),
+    ("ag", "color-match", "help omits the value"),
+    ("ag", "color-path", "help omits the value"),
+    ("ag", "file-search-regex", "placeholder after two spaces"),
+    // lxc-ls's help shows `-F, --fancy-format` and `-g --groups` without their values;
+    // `--nesting` is declared attached only: if it took the next word, `--nesting -o F`
+    // would hide the log file.
+    ("lxc-ls", "fancy-format", "help omits the value"),
+    ("lxc-ls", "groups", "help omits the value"),
+    (
+        "lxc-ls",
+        "nesting",
+        "declared attached only, the safe reading",
+    ),
+    // virsh's help writes `-c | --connect=URI`, which the parser does not read.
+    ("virsh", "*", "help writes the names with a bar"),
+    // tree writes its placeholders in lowercase (`-L level`, `-o filename`).
+    ("tree", "*", "lowercase placeholders"),
+    // sensors' help shows `-c, --config-file` without its FILE.
+    ("sensors", "config-file", "help omits the value"),
+    // file's help shows `-P, --parameter` without its NAME=VALUE.
+    ("file", "parameter", "help omits the value"),
+    // faillog's placeholder `LOGIN/RANGE` has a slash.
+    ("faillog", "user", "placeholder with a slash"),
 ];
 
 /// Tools that parse with getopt_long_only, whose help writes long options with one dash
