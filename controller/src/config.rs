@@ -144,7 +144,8 @@ pub struct Config {
     pub session_token_budget: u64,
     /// Targets one fan-out (`POST /api/exec/fanout`) has in flight at once.
     pub fanout_concurrency: usize,
-    /// Whether `POST /api/raw-exec` exists.
+    /// Whether `POST /api/raw-exec` exists (only in builds with the `raw-exec` feature; a
+    /// build without it refuses to start with this set).
     pub raw_exec: bool,
     /// TLS on the HTTP API, if any.
     pub http_tls: Option<HttpTls>,
@@ -468,7 +469,10 @@ impl Config {
                 .or(file.session_token_budget)
                 .unwrap_or(DEFAULT_SESSION_TOKEN_BUDGET),
             fanout_concurrency,
+            #[cfg(feature = "raw-exec")]
             raw_exec: args.test_raw_exec,
+            #[cfg(not(feature = "raw-exec"))]
+            raw_exec: false,
             http_tls,
             install_trust_system_roots: args
                 .install_trust_system_roots

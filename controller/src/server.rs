@@ -60,6 +60,12 @@ async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
 
 /// Starts the controller described by `config`.
 pub async fn start(config: &Config) -> Result<RunningController> {
+    if config.raw_exec && !cfg!(feature = "raw-exec") {
+        return Err(Error::Config(
+            "this build has no POST /api/raw-exec (the `raw-exec` feature is for tests only)"
+                .into(),
+        ));
+    }
     let dir = DataDir::new(&config.data_dir);
     let hidden = crate::hide_registry::register(config);
     let pki = Arc::new(Pki::load_or_init(

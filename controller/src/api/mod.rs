@@ -21,6 +21,7 @@ pub mod me;
 pub mod metrics;
 pub mod openai_compat;
 pub mod rate;
+#[cfg(feature = "raw-exec")]
 pub mod raw_exec;
 pub mod request_span;
 pub mod resources;
@@ -69,7 +70,8 @@ pub struct ApiState {
 /// Options that change which routes exist.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApiOptions {
-    /// Serve `POST /api/raw-exec` (end-to-end tests of the agent's guard only).
+    /// Serve `POST /api/raw-exec` (end-to-end tests of the agent's guard only; only in
+    /// builds with the `raw-exec` feature).
     pub raw_exec: bool,
 }
 
@@ -119,7 +121,7 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         )
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))
         .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
-    let mut admin = Router::new()
+    let admin = Router::new()
         .route("/api/agents/{id}/revoke", post(agents::revoke))
         .route(
             "/api/agents/{id}/hidden-paths",
@@ -128,12 +130,18 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/audit", get(audit::list))
         .route("/api/audit/verify", get(audit::verify))
         .route("/api/join-tokens", post(join_tokens::create));
-    if options.raw_exec {
-        admin = admin.route(
+    // Only builds with the `raw-exec` feature (the test support's) have this route.
+    #[cfg(feature = "raw-exec")]
+    let admin = if options.raw_exec {
+        admin.route(
             "/api/raw-exec",
             post(raw_exec::raw_exec).route_layer(limited(rate::Class::Exec)),
-        );
-    }
+        )
+    } else {
+        admin
+    };
+    #[cfg(not(feature = "raw-exec"))]
+    let _ = options;
     let guard = |router: Router<ApiState>, role: Role| {
         router.route_layer(middleware::from_fn_with_state(
             (state.clone(), role),

@@ -131,7 +131,9 @@ pub struct ServeArgs {
     #[arg(long, env = ENV_LLM_MODEL, value_name = "MODEL")]
     pub llm_model: Option<String>,
     /// Serve POST /api/raw-exec, which forwards commands to agents WITHOUT classifying them.
-    /// For end-to-end tests of the agent's guard only; never in production.
+    /// For end-to-end tests of the agent's guard only; only builds with the `raw-exec`
+    /// feature (the test support's) have this flag.
+    #[cfg(feature = "raw-exec")]
     #[arg(long)]
     pub test_raw_exec: bool,
 }
