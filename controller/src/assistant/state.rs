@@ -7,7 +7,7 @@ use vigil_shared::resource::{Resource, ResourceId};
 
 use super::gates::GateBlock;
 use super::gates::context::ResolvedContext;
-use super::gates::fsm::SessionFsm;
+use super::gates::fsm::{FsmState, SessionFsm};
 use super::gates::loops::LoopGuard;
 use super::gates::routing;
 use super::knowledge::Knowledge;
@@ -91,8 +91,8 @@ impl SessionState {
     }
 
     /// The FSM state's metric label.
-    pub fn fsm_state(&self) -> &'static str {
-        self.fsm.state().as_str()
+    pub fn fsm_state(&self) -> FsmState {
+        self.fsm.state()
     }
 
     /// The resolved-context block of the prompt.
@@ -126,9 +126,9 @@ mod tests {
         .unwrap();
         state.check(&write, ToolClass::Write).unwrap();
         state.after_call("control", ToolClass::Write, true, Some("x"));
-        assert_eq!(state.fsm_state(), "verifying");
+        assert_eq!(state.fsm_state(), FsmState::Verifying);
         state.reset();
-        assert_eq!(state.fsm_state(), "resolving");
+        assert_eq!(state.fsm_state(), FsmState::Resolving);
         assert!(state.context.is_empty());
         let blocked = state.check(&write, ToolClass::Write).unwrap_err();
         assert_eq!(

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::compaction::Conversation;
 use super::direct;
 use super::events::ChatEvent;
+use super::gates::fsm::FsmState;
 use super::history;
 use super::phantom::{self, Executed};
 use super::prefetch::{Prefetch, prefetch};
@@ -264,7 +265,7 @@ impl Turn {
             if calls.is_empty() {
                 match state.check_final_answer() {
                     Ok(()) => {
-                        let text = self.check_phantom(text, &executed, state.fsm_state());
+                        let text = self.check_phantom(text, &executed, state.fsm_state().as_str());
                         self.store_message("assistant", &text, None).await;
                         return;
                     }
@@ -272,7 +273,7 @@ impl Turn {
                         self.assistant
                             .exec()
                             .metrics()
-                            .gate_block("fsm_final", state.fsm_state());
+                            .gate_block("fsm_final", state.fsm_state().as_str());
                         self.emit(ChatEvent::ContentReplaced {
                             text: String::new(),
                             reason: "the last write is not verified yet; the assistant reads before answering".into(),
@@ -305,11 +306,11 @@ impl Turn {
                 },
                 self.iterations,
             );
-            let was_verifying = state.fsm_state() == "verifying";
+            let was_verifying = state.fsm_state() == FsmState::Verifying;
             let outcomes = self.run_calls(runner, state, &calls).await;
             executed.extend(outcomes.iter().map(executed_of));
             // A write verified by a read ends the work: the next call answers in text.
-            text_only_next = was_verifying && state.fsm_state() == "reading";
+            text_only_next = was_verifying && state.fsm_state() == FsmState::Reading;
             for outcome in outcomes {
                 let content = outcome.envelope.to_text();
                 self.store_message(

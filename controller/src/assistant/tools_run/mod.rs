@@ -27,6 +27,7 @@ use super::service::Assistant;
 use super::state::SessionState;
 use super::turn::Turn;
 use crate::approvals::ControlLevel;
+use crate::assistant::gates::fsm::FsmState;
 use crate::llm::ToolCall;
 use crate::tools::call::parse_call;
 use crate::tools::class::{ToolClass, classify_tool};
@@ -212,7 +213,7 @@ impl ToolRunner {
         let action = parsed.action().to_owned();
         let class = classify_tool(&call.name, Some(&action));
         let block = |state: &SessionState, block: GateBlock| {
-            metrics.gate_block(block.gate_label(), state.fsm_state());
+            metrics.gate_block(block.gate_label(), state.fsm_state().as_str());
             block.into_envelope()
         };
         state.check(&parsed, class).map_err(|b| block(state, b))?;
@@ -232,11 +233,11 @@ impl ToolRunner {
             .check_routing(&parsed, &target)
             .map_err(|b| block(state, b))?;
         if class != ToolClass::Write {
-            let verifying = state.fsm_state() == "verifying";
+            let verifying = state.fsm_state() == FsmState::Verifying;
             let (turn, knowledge) = (state.turn, &mut state.knowledge);
             if let Some(facts) = knowledge.answer(&call.name, &action, &args, turn, verifying) {
                 tracing::info!(tool = %call.name, "answered from the session's knowledge");
-                metrics.gate_block("knowledge", state.fsm_state());
+                metrics.gate_block("knowledge", state.fsm_state().as_str());
                 let mut envelope =
                     Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
                 envelope.set_meta(
