@@ -293,3 +293,47 @@ async fn an_admin_hides_more_paths_per_agent_from_the_controller() {
     let audit = ctrl.api.get("/api/audit").await.1.to_string();
     assert!(audit.contains("agent.hidden_paths"), "{audit}");
 }
+
+/// Issue 23: `exec --target NAME` finds the resource by name the way chat's `@NAME` does;
+/// an unknown name is a clear 404.
+#[tokio::test]
+async fn exec_targets_a_resource_by_its_name() {
+    let (ctrl, id) = with_local_agent().await;
+    let host = format!("host:{id}");
+    let reported = wait_until(Duration::from_secs(30), || async {
+        ctrl.api.resource(&host).await.is_some()
+    })
+    .await;
+    assert!(reported, "the local agent never reported its host");
+    let name = ctrl.api.resource(&host).await.unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let outcome = ctrl
+        .api
+        .exec_resource_json(&name, "uname -s")
+        .await
+        .unwrap();
+    assert_eq!(outcome.stdout.trim(), "Linux", "{outcome:?}");
+    let url = ctrl.api.base().to_owned();
+    // Not `ctrl.cli`: it appends --data-dir, which would land after `--`.
+    let output = std::process::Command::new(vigil_tests::bin("vigil-controller"))
+        .args([
+            "exec", "--url", &url, "--target", &name, "--", "uname", "-s",
+        ])
+        .env("VIGIL_TOKEN", ctrl.api.token())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        (output.status.code(), stdout.trim()),
+        (Some(0), "Linux"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (status, code, body) = ctrl
+        .api
+        .exec_resource_refused("no-such-resource-anywhere", "uname -s")
+        .await;
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"), "{body}");
+}

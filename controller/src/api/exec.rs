@@ -6,7 +6,6 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Deserialize;
 use vigil_shared::policy::classify;
-use vigil_shared::resource::ResourceId;
 
 use super::ApiState;
 use super::agents::parse_agent_id;
@@ -109,10 +108,6 @@ pub fn route(exec: &ExecService, body: &ExecBody) -> Result<Route> {
             "give agent (and optionally target), or target as a resource id".into(),
         ));
     };
-    let id: ResourceId = text
-        .parse()
-        .map_err(|e: vigil_shared::resource::ResourceIdError| {
-            Error::InvalidInput(format!("{e}; without agent, target must be a resource id"))
-        })?;
+    let id = exec.resource_named(text)?;
     exec.route(&id)
 }

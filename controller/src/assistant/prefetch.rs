@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use vigil_shared::resource::{Resource, ResourceId};
 
-/// Shortest prefix that may match a mention.
-pub const MIN_PREFIX: usize = 4;
+pub use crate::inventory::names::MIN_PREFIX;
+use crate::inventory::names::{lower_names, match_token};
 /// Most resources a prefetch registers.
 pub const MAX_MATCHES: usize = 8;
 
@@ -33,43 +33,6 @@ pub struct Prefetch {
     pub ambiguous: Vec<(String, Vec<String>)>,
     /// The authoritative block for the prompt (empty when there is nothing to say).
     pub block: String,
-}
-
-fn lower_names(resource: &Resource) -> impl Iterator<Item = String> + '_ {
-    std::iter::once(resource.name.to_lowercase())
-        .chain(resource.aliases.iter().map(|a| a.to_lowercase()))
-}
-
-fn parts(name: &str) -> impl Iterator<Item = &str> {
-    name.split(['-', '_', '.']).filter(|p| !p.is_empty())
-}
-
-/// The resources `token` names, by the best tier that matches (`prefix`: allow prefixes).
-fn match_token(token: &str, candidates: &[Resource], prefix: bool) -> Vec<Resource> {
-    let token = token.to_lowercase();
-    let exact: Vec<Resource> = candidates
-        .iter()
-        .filter(|r| r.id.to_string().to_lowercase() == token || lower_names(r).any(|n| n == token))
-        .cloned()
-        .collect();
-    if !exact.is_empty() {
-        return exact;
-    }
-    if prefix && token.chars().count() >= MIN_PREFIX {
-        let prefixed: Vec<Resource> = candidates
-            .iter()
-            .filter(|r| lower_names(r).any(|n| n.starts_with(&token)))
-            .cloned()
-            .collect();
-        if !prefixed.is_empty() {
-            return prefixed;
-        }
-    }
-    candidates
-        .iter()
-        .filter(|r| lower_names(r).any(|n| parts(&n).any(|p| p == token)))
-        .cloned()
-        .collect()
 }
 
 /// `@name` mentions typed in the text.

@@ -23,15 +23,17 @@ use crate::{Error, Result};
 pub struct ExecArgs {
     #[command(flatten)]
     pub client: ClientArgs,
-    /// The agent's id. Without it, --target must be a resource id and the controller
-    /// routes the command along the resource's chain.
+    /// The agent's id. Without it, --target names a resource and the controller routes
+    /// the command along the resource's chain.
     #[arg(long, value_name = "ID", required_unless_present_any = ["target", "all", "labels"],
           conflicts_with_all = ["all", "labels", "json"])]
     pub agent: Option<String>,
     /// With --agent: host (default), lxc:ID, vm:ID, docker:NAME, lxc:ID/docker:NAME,
-    /// pod:NS/NAME[/CONTAINER]. Without: a resource id from `GET /api/resources`, such as
-    /// lxc:delly:141 or docker_container:media:3f2a9c0b1d2e, or an agent id (its host).
-    /// Without --agent it may be repeated: the command then fans out to every target.
+    /// pod:NS/NAME[/CONTAINER]. Without: a resource's name or alias (`jellyfin`, as chat's
+    /// @NAME finds it; a name several resources share is an error that lists them), its id
+    /// from `vigil-controller resources` (lxc:delly:141, docker_container:media:3f2a9c0b1d2e),
+    /// or an agent id (its host). Without --agent it may be repeated: the command then fans
+    /// out to every target.
     #[arg(long, value_name = "TARGET")]
     pub target: Vec<String>,
     /// Fan out to every enrolled agent's host (POST /api/exec/fanout): prints a table of

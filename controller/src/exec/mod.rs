@@ -102,6 +102,33 @@ impl ExecService {
         }
     }
 
+    /// The resource `text` names: its id, or its name or alias as chat's `@NAME` finds it
+    /// ([`crate::inventory::names`]). A name that several resources have is an error
+    /// listing them; one that none has is `NOT_FOUND`.
+    pub fn resource_named(&self, text: &str) -> Result<ResourceId> {
+        if let Ok(id) = text.parse() {
+            return Ok(id);
+        }
+        match self.agents.inventory().resolve(text) {
+            Ok(resource) => Ok(resource.id),
+            Err(candidates) if candidates.is_empty() => Err(Error::NotFound(format!(
+                "no resource is named {text:?} (give its id, name or alias; \
+                 `vigil-controller resources` lists them)"
+            ))),
+            Err(candidates) => {
+                let list: Vec<String> = candidates
+                    .iter()
+                    .map(crate::inventory::names::describe)
+                    .collect();
+                Err(Error::InvalidInput(format!(
+                    "{text:?} names {} resources: {}; give one of their ids",
+                    candidates.len(),
+                    list.join(", ")
+                )))
+            }
+        }
+    }
+
     /// The route to `id`: the first path of its chain whose agent is connected.
     pub fn route(&self, id: &ResourceId) -> Result<Route> {
         let sessions = self.agents.sessions();

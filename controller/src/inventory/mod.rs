@@ -11,11 +11,13 @@
 //!   how that shows in the merged view (a `direct` path, an alias, re-parented children).
 //! - `search`: the token index behind [`Inventory::search`].
 //! - `intern`: the shared copies of resource ids that all of the above hold.
+//! - [`names`]: how a name a person types finds a resource ([`Inventory::resolve`]).
 
 mod graph;
 mod intern;
 mod link;
 mod merge;
+pub mod names;
 mod search;
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -90,6 +92,18 @@ impl Inventory {
     /// go by kind, then id. Case does not matter.
     pub fn search(&self, query: &str, kind: Option<ResourceKind>, limit: usize) -> Vec<Resource> {
         self.read().search(query, kind, limit)
+    }
+
+    /// The one resource `name` names (an id, a name or an alias; a prefix or a part of a
+    /// name, as a chat mention: [`names`]); `Err` with the candidates when several match
+    /// (none when nothing does).
+    pub fn resolve(&self, name: &str) -> Result<Resource, Vec<Resource>> {
+        let name = name.trim().trim_start_matches('@');
+        let found = names::match_token(name, &self.search(name, None, 50), true);
+        match <[Resource; 1]>::try_from(found) {
+            Ok([one]) => Ok(one),
+            Err(candidates) => Err(candidates),
+        }
     }
 
     /// One merged resource with its children and routing chain.

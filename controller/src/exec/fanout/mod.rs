@@ -75,7 +75,17 @@ impl ExecService {
     pub async fn fanout(&self, spec: FanoutSpec) -> Result<Fanout> {
         let started = Instant::now();
         let agents = enrolled(&self.agents);
-        let targets = select(&spec.selection, &agents, |id| self.route(id))?;
+        // Names and aliases become resource ids here; ids pass through as they are.
+        let mut selection = spec.selection.clone();
+        for target in &mut selection.targets {
+            let text = target.trim();
+            if text.parse::<vigil_shared::ids::AgentId>().is_err()
+                && text.parse::<vigil_shared::resource::ResourceId>().is_err()
+            {
+                *target = self.resource_named(text)?.to_string();
+            }
+        }
+        let targets = select(&selection, &agents, |id| self.route(id))?;
         drop(agents);
         if targets.is_empty() {
             return Err(Error::NotFound(format!(
