@@ -214,6 +214,14 @@ const SOURCES: &[(&str, &[&str])] = &[
     ),
     ("wipefs", &[include_str!("../rules/wipefs.toml")]),
     ("yq", &[include_str!("../rules/yq.toml")]),
+    // Fifth round, system tools (second part) and the shell's builtins.
+    ("screen", &[include_str!("../rules/screen.toml")]),
+    ("tmux", &[include_str!("../rules/tmux.toml")]),
+    ("visudo", &[include_str!("../rules/visudo.toml")]),
+    ("builtin", &[include_str!("../rules/builtin.toml")]),
+    ("command", &[include_str!("../rules/command.toml")]),
+    ("printf", &[include_str!("../rules/printf.toml")]),
+    ("wait", &[include_str!("../rules/wait.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
