@@ -386,6 +386,11 @@ fn tmux_commands(args: &[Word]) -> Vec<Vec<Word>> {
     out
 }
 
+/// The tmux read commands whose cmd_entry has CMD_STARTSERVER: with no server running the
+/// client starts one, which loads the configuration files (the write oracle saw the socket
+/// created), unless `-N` says not to.
+const TMUX_STARTS_SERVER: &[&str] = &["list-keys", "lsk", "list-commands", "lscm"];
+
 /// tmux: `rules/tmux.toml` decides each command of the line; every one must read. Only
 /// with `-S SOCKET`: otherwise the client creates its socket directory on a first run.
 fn tmux(cmd: &Cmd<'_>) -> Verdict {
@@ -407,6 +412,7 @@ fn tmux(cmd: &Cmd<'_>) -> Verdict {
         );
     }
     let mut parts = Vec::new();
+    let mut no_server = false;
     for (n, words) in tmux_commands(cmd.args).iter().enumerate() {
         if n > 0 && words.is_empty() {
             continue;
@@ -435,6 +441,17 @@ fn tmux(cmd: &Cmd<'_>) -> Verdict {
         }
         if n > 0 && w.after_sub != 1 {
             return Verdict::unknown("tmux: a command after ; must start with its name");
+        }
+        no_server |= n == 0 && w.has("N");
+        let sub = w.path.first().map_or("", String::as_str);
+        if !no_server && TMUX_STARTS_SERVER.contains(&sub) {
+            return Verdict::write(
+                Risk::Medium,
+                format!(
+                    "tmux {sub} starts a server when none runs, which loads the configuration \
+                     files and runs their commands (tmux -N does not)"
+                ),
+            );
         }
         parts.push(v);
     }
