@@ -76,6 +76,8 @@ const SOCKET_TOOLS: &[&str] = &[
     "ha-manager",
     "pvesm",
     "chronyc",
+    // tmux's listings read with `-S SOCKET`: the client connects to that server.
+    "tmux",
     "zpool",
     "zfs",
     "supervisorctl",

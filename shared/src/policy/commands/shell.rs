@@ -1,7 +1,6 @@
 //! The shell itself: privilege changes, eval/source/exec, nested shells, interpreters and
 //! the builtins that only affect the running shell.
 
-use super::super::args::Spec;
 use super::super::engine::wrap_rewrite;
 use super::super::test_expr;
 use super::super::types::{Risk, UnboundedCategory};
@@ -105,19 +104,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         // LD_PRELOAD, or a name expanded where a command or an option goes) change the
         // environment, like an assignment.
         "read" => Verdict::write(Risk::Medium, "read sets shell variables"),
-        "printf" => printf(cmd),
-        "wait" => {
-            let p = cmd.parse(Spec {
-                short_values: "p",
-                stop_at_positional: true,
-                ..Spec::default()
-            });
-            if p.short('p') {
-                Verdict::write(Risk::Medium, "wait -p sets a shell variable")
-            } else {
-                Verdict::read("wait only waits for jobs")
-            }
-        }
+        // `rules/printf.toml`, `rules/wait.toml`: `printf -v` and `wait -p` assign.
+        "printf" | "wait" => cmd.by_table(cmd.name),
         "bc" | "nslookup" if cmd.args.is_empty() && !cmd.ctx.stdin_fed => {
             Verdict::read(format!("bare {} waits for input", cmd.name))
                 .unbounded(UnboundedCategory::Repl, None)
@@ -152,19 +140,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         _ => return None,
     };
     Some(v)
-}
-
-/// `printf -v NAME` assigns instead of printing (bash's builtin; `-vNAME` too).
-fn printf(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "v",
-        stop_at_positional: true,
-        ..Spec::default()
-    });
-    if p.short('v') {
-        return Verdict::write(Risk::Medium, "printf -v sets a shell variable");
-    }
-    Verdict::read("printf only prints")
 }
 
 /// `set` with an allow-list: the error checks `-e`, `-u` and `-o errexit|nounset|pipefail`
@@ -237,19 +212,22 @@ fn test_builtin(cmd: &Cmd<'_>) -> Verdict {
     }
 }
 
+/// `command`/`builtin`: `rules/command.toml` and `rules/builtin.toml` read the options as
+/// bash does; `command -v`/`-V` only look names up, otherwise the operands are a command
+/// judged on its own.
 fn command_builtin(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        stop_at_positional: true,
-        ..Spec::default()
-    });
-    if p.short('v') || p.short('V') {
+    let w = match cmd.walk(cmd.name) {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = super::super::options::judge(cmd.name, &w);
+    if v.is_write() {
+        return v;
+    }
+    if w.has("v") || w.has("V") || w.has("help") {
         return Verdict::read(format!("{} -v only looks a name up", cmd.name));
     }
-    let start = p
-        .positional_index
-        .first()
-        .copied()
-        .unwrap_or(cmd.args.len());
+    let start = w.operand_index.first().copied().unwrap_or(cmd.args.len());
     let payload = &cmd.args[start..];
     if payload.is_empty() {
         return Verdict::read(format!("{} with nothing to run", cmd.name));

@@ -1,11 +1,11 @@
 //! System tools: dmesg, sysctl, hostname, date, openssl, kill, top-style monitors,
 //! crontab, modprobe, passwd and friends, each read with its option table
 //! (`rules/*.toml`); the rules here add what a table cannot say (operands that set a
-//! value, streams and their rewrites). visudo, tmux and screen are still on `args.rs`.
+//! value, streams and their rewrites), visudo, tmux and screen included.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
+use super::super::word::Word;
 use super::Cmd;
 use crate::policy::options::{Walk, judge};
 
@@ -18,16 +18,13 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "openssl" => openssl(cmd),
         "kill" => kill(cmd),
         "top" => top(cmd),
-        "visudo" if visudo_checks(cmd) => Verdict::read("visudo -c only checks the sudoers syntax"),
+        "visudo" => visudo(cmd),
         "udevadm" => udevadm(cmd),
         "inotifywait" | "inotifywatch" => inotify(cmd),
         "strace" | "ltrace" => tracer(cmd),
         "perf" => perf(cmd),
-        // The tmux server formats `-F` strings and runs `#(…)` in them itself, outside any
-        // sandbox of the read; and screen creates its socket directory on a first run.
-        // Neither server is reachable from a read (their sockets are masked).
-        "tmux" if tmux_version(cmd) => Verdict::read("tmux -V prints its version"),
-        "screen" if screen_version(cmd) => Verdict::read("screen -v prints its version"),
+        "tmux" => terminal(cmd, tmux(cmd)),
+        "screen" => terminal(cmd, screen(cmd)),
         "iperf" | "iperf3" => iperf(cmd),
         "iotop" | "iotop-c" => iotop(cmd),
         "crontab" => crontab(cmd),
@@ -300,30 +297,165 @@ fn chronyc(cmd: &Cmd<'_>) -> Verdict {
     v
 }
 
-/// `visudo -c` without a file of its choosing or an export.
-fn visudo_checks(cmd: &Cmd<'_>) -> bool {
-    let p = cmd.parse(Spec {
-        short_values: "fx",
-        long_values: &["file", "export"],
-        ..Spec::default()
-    });
-    p.flag('c', "check") && !p.flag('f', "file") && !p.flag('x', "export")
+/// visudo: `rules/visudo.toml` decides; it reads only when it checks (`-c`), exports to
+/// standard output (`-x -`) or prints its help or version. Any other form edits the
+/// sudoers file in an editor.
+fn visudo(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("visudo") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("visudo", &w);
+    let mode = ["check", "export", "help", "version"];
+    if v.is_write() || !mode.iter().any(|id| w.has(id)) {
+        let edit = Verdict::write(
+            Risk::Medium,
+            "visudo without -c, -x -, -h or -V edits the sudoers file",
+        );
+        return terminal(cmd, if v.is_write() { v } else { edit });
+    }
+    v
 }
 
-/// `tmux -V` alone.
-fn tmux_version(cmd: &Cmd<'_>) -> bool {
-    let p = cmd.parse(Spec::default());
-    p.opts.len() == 1 && p.positionals.is_empty() && p.short('V')
+/// A terminal program's form that is not a read: the table's reason first, then the
+/// interactive program's verdict (it takes the terminal and may change files).
+fn terminal(cmd: &Cmd<'_>, v: Verdict) -> Verdict {
+    if !v.is_write() {
+        return v;
+    }
+    let mut out = v;
+    if let Some(i) = super::interactive(cmd) {
+        out.merge(i);
+    }
+    out
 }
 
-/// `screen -v` alone: screen's options are single-dash words.
-fn screen_version(cmd: &Cmd<'_>) -> bool {
-    let p = cmd.parse(Spec {
-        long_only: true,
-        exact_long: true,
-        ..Spec::default()
-    });
-    p.opts.len() == 1 && p.positionals.is_empty() && p.long("v")
+/// screen: `rules/screen.toml` decides; only the version or the help option alone reads
+/// (screen prints and exits while reading its options, but its letters take values the
+/// table cannot place: `-t x -v` gives `-v` to -t and attaches with `x`).
+fn screen(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("screen") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("screen", &w);
+    let alone = w.occs.len() == 1 && w.operands.is_empty();
+    if !v.is_write() && alone && (w.has("version") || w.has("help")) {
+        return Verdict::read("screen only prints its version or usage");
+    }
+    if v.is_write() {
+        return v;
+    }
+    Verdict::write(
+        Risk::Medium,
+        "screen starts, attaches to or lists sessions (a first run creates its socket directory)",
+    )
+}
+
+/// A tmux format that runs a shell command in the server: `#(…)`, or an option's value
+/// expanded again as a format by an `E:` or `T:` modifier (a status line option may hold
+/// `#(…)`). Conservative: any `E` or `T` before the first `:` of a `#{…}`.
+fn tmux_runs(text: &str) -> bool {
+    text.contains("#(")
+        || text.match_indices("#{").any(|(at, _)| {
+            let head = text[at + 2..].split([':', '}']).next().unwrap_or("");
+            head.contains(['E', 'T'])
+        })
+}
+
+/// The tmux commands of a command line: a word ending in `;` ends one (the rest of the
+/// word is its last argument; `\;` is a literal `;`), as cmd_parse_from_arguments splits
+/// them. The first holds the global options.
+fn tmux_commands(args: &[Word]) -> Vec<Vec<Word>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for word in args {
+        let text = word.lit().unwrap_or_default();
+        if let Some(escaped) = text.strip_suffix("\\;") {
+            cur.push(Word::literal(&format!("{escaped};")));
+        } else if let Some(head) = text.strip_suffix(';') {
+            if !head.is_empty() {
+                cur.push(Word::literal(head));
+            }
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(word.clone());
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// The tmux read commands whose cmd_entry has CMD_STARTSERVER: with no server running the
+/// client starts one, which loads the configuration files (the write oracle saw the socket
+/// created), unless `-N` says not to.
+const TMUX_STARTS_SERVER: &[&str] = &["list-keys", "lsk", "list-commands", "lscm"];
+
+/// tmux: `rules/tmux.toml` decides each command of the line; every one must read. Only
+/// with `-S SOCKET`: otherwise the client creates its socket directory on a first run.
+fn tmux(cmd: &Cmd<'_>) -> Verdict {
+    if let Some(w) = cmd.args.iter().find(|w| w.lit().is_none()) {
+        return Verdict::unknown(format!(
+            "tmux: {} is decided at run time (a word ending in ; starts another tmux \
+             command, and a format may run one)",
+            w.src
+        ));
+    }
+    if let Some(w) = cmd.args.iter().find(|w| w.lit().is_some_and(tmux_runs)) {
+        return Verdict::write(
+            Risk::High,
+            format!(
+                "tmux: {} is a format that runs a shell command in the tmux server (#(…), \
+                 or an option expanded again with E: or T:)",
+                w.src
+            ),
+        );
+    }
+    let mut parts = Vec::new();
+    let mut no_server = false;
+    for (n, words) in tmux_commands(cmd.args).iter().enumerate() {
+        if n > 0 && words.is_empty() {
+            continue;
+        }
+        let w = match cmd.walk_args(words, "tmux") {
+            Ok(w) => w,
+            Err(v) => return v,
+        };
+        let v = judge("tmux", &w);
+        if v.is_write() {
+            return v;
+        }
+        if n == 0 && w.has("V") {
+            return Verdict::read("tmux -V prints its version while reading its options");
+        }
+        if w.path.is_empty() {
+            return Verdict::write(Risk::Medium, "tmux without a command starts a new session");
+        }
+        if n == 0 && !w.has("S") {
+            return Verdict::write(
+                Risk::Low,
+                "tmux without -S SOCKET creates its socket directory ($TMUX_TMPDIR or \
+                 /tmp)/tmux-UID on a first run (and the default server's socket is masked \
+                 in a read)",
+            );
+        }
+        if n > 0 && w.after_sub != 1 {
+            return Verdict::unknown("tmux: a command after ; must start with its name");
+        }
+        no_server |= n == 0 && w.has("N");
+        let sub = w.path.first().map_or("", String::as_str);
+        if !no_server && TMUX_STARTS_SERVER.contains(&sub) {
+            return Verdict::write(
+                Risk::Medium,
+                format!(
+                    "tmux {sub} starts a server when none runs, which loads the configuration \
+                     files and runs their commands (tmux -N does not)"
+                ),
+            );
+        }
+        parts.push(v);
+    }
+    Verdict::all(parts)
 }
 
 /// top: `rules/top.toml` decides; without both -b and -n it refreshes forever (rewritten

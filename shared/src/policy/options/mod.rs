@@ -340,6 +340,14 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("service", &[include_str!("../rules/service.toml")]),
     ("stern", &[include_str!("../rules/stern.toml")]),
     ("k3s", &[include_str!("../rules/k3s.toml")]),
+    // Fifth round, system tools (second part) and the shell's builtins.
+    ("screen", &[include_str!("../rules/screen.toml")]),
+    ("tmux", &[include_str!("../rules/tmux.toml")]),
+    ("visudo", &[include_str!("../rules/visudo.toml")]),
+    ("builtin", &[include_str!("../rules/builtin.toml")]),
+    ("command", &[include_str!("../rules/command.toml")]),
+    ("printf", &[include_str!("../rules/printf.toml")]),
+    ("wait", &[include_str!("../rules/wait.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

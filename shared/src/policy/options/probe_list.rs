@@ -332,6 +332,11 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     ("virsh", &[], &["virsh", "--help"]),
     ("etcdctl", &[], &["etcdctl", "--help"]),
     ("etcdctl", &["get"], &["etcdctl", "get", "--help"]),
+    ("visudo", &[], &["visudo", "--help"]),
+    // bash's builtins: `help NAME` lists the options of printf and command (wait's and
+    // builtin's helps list none; tmux and screen have no help in a form the probe reads).
+    ("printf", &[], &["bash", "-c", "help printf"]),
+    ("command", &[], &["bash", "-c", "help command"]),
 ];
 
 /// A help text rewritten into the form `probe::parse_help` reads: btrfs writes `-d|--all`,
@@ -377,9 +382,9 @@ pub(super) fn normalize(tool: &str, text: &str) -> String {
 
 /// Tools whose help is cobra's: `-f, --filter filter   Filter…`, a lowercase type word
 /// after the name for an option that takes a value (pigz writes its values `xxx`, Wireshark's tools
-/// `pdml|ps|…` and `tap_name`).
+/// `pdml|ps|…` and `tap_name`, bash's `help printf` `-v var`).
 pub(super) const COBRA: &[&str] = &[
-    "docker", "podman", "helm", "pigz", "tshark", "dumpcap", "openssl",
+    "docker", "podman", "helm", "pigz", "tshark", "dumpcap", "openssl", "printf",
 ];
 
 /// Arities that differ from the help text on purpose, with why.
