@@ -58,6 +58,28 @@ fn by_flags(cmd: &Cmd<'_>, shorts: &str, longs: &[&str], empty_read: bool) -> Ve
     }
 }
 
+/// tailscale: `rules/tailscale.toml` decides; `netcheck --every` and `ping -c 0` run
+/// until stopped.
+fn tailscale(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("tailscale") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("tailscale", &w);
+    let forever = w
+        .all("every")
+        .any(|o| o.fixed().is_none_or(|t| !matches!(t, "0" | "0s")))
+        || w
+            .all("c")
+            .any(|o| o.fixed().is_none_or(|t| t.parse::<i64>().is_ok_and(|n| n <= 0)));
+    if v.is_write() || !forever {
+        v
+    } else {
+        v.because("tailscale netcheck --every or ping -c 0 runs until stopped")
+            .unbounded(UnboundedCategory::Stream, None)
+    }
+}
+
 /// nmap: `rules/nmap.toml` decides; `-sC` (scan type letters after `-s`) runs scripts.
 fn nmap(cmd: &Cmd<'_>) -> Verdict {
     let w = match cmd.walk("nmap") {
@@ -134,23 +156,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     ];
     let v = match cmd.name {
         "wg" => cmd.by_table("wg"),
-        "tailscale" => by_words(
-            cmd,
-            &[
-                "status",
-                "ip",
-                "netcheck",
-                "version",
-                "whois",
-                "ping",
-                "dns",
-                "exit-node",
-                "metrics",
-                "lock",
-            ],
-            CHANGE,
-            false,
-        ),
+        "tailscale" => tailscale(cmd),
         "nmap" => nmap(cmd),
         "ssh-keyscan" => cmd.by_table("ssh-keyscan"),
         "apt-key" => by_words(
@@ -331,46 +337,19 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
                 Verdict::read("prlimit only reports")
             }
         }
-        "ipmitool" => by_words(
-            cmd,
-            &[
-                "list",
-                "print",
-                "info",
-                "status",
-                "get",
-                "elist",
-                "reading",
-                "getaccess",
-                "summary",
-                "selftest",
-                "guid",
-            ],
-            &[
-                "set",
-                "power",
-                "reset",
-                "clear",
-                "raw",
-                "bmc",
-                "identify",
-                "bootdev",
-                "bootparam",
-                "cold",
-                "warm",
-                "delete",
-                "disable",
-                "enable",
-                "sol",
-                "shell",
-                "exec",
-                "activate",
-                "deactivate",
-                "write",
-                "edit",
-            ],
-            false,
-        ),
+        "ipmitool" => {
+            let w = match cmd.walk("ipmitool") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ipmitool", &w);
+            if v.is_write() || !(w.has("a") || w.has("Y")) {
+                v
+            } else {
+                v.because("ipmitool -a/-Y prompts on the terminal")
+                    .unbounded(UnboundedCategory::Tty, None)
+            }
+        }
         "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "pg_isready"
         | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "screenfetch"
         | "fastfetch" | "lstopo-no-graphics" => Verdict::read(format!("{} only reports", cmd.name)),

@@ -76,7 +76,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "wget" => super::http::wget(cmd),
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
-        | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
+        | "ip6tables-nft" | "ebtables" | "ebtables-nft" | "ebtables-legacy" | "arptables"
+        | "arptables-nft" | "arptables-legacy" => iptables(cmd),
         "iptables-save"
         | "ip6tables-save"
         | "iptables-legacy-save"
@@ -107,29 +108,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "firewall-cmd" => {
-            // argparse abbreviates, but an abbreviation of an option named --list… starts
-            // with --list itself, so these name prefixes only ever admit query options.
-            let p = cmd.parse(Spec {
-                long_values: &["zone"],
-                long_flags: &["zone", "state", "permanent", "version"],
-                ..Spec::default()
-            });
-            let read = !p.opts.is_empty()
-                && p.positionals.is_empty()
-                && !p.dynamic
-                && p.opts.iter().all(|o| match o {
-                    super::super::args::Opt::Long(l, _) => {
-                        ["list", "get", "query", "info", "zone"]
-                            .iter()
-                            .any(|q| l.starts_with(q))
-                            || matches!(l.as_str(), "state" | "permanent" | "version")
-                    }
-                    super::super::args::Opt::Short(..) => false,
-                });
-            if read {
-                Verdict::read("firewall-cmd query only reads")
+            let w = match cmd.walk("firewall-cmd") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("firewall-cmd", &w);
+            if v.is_write() || !w.occs.is_empty() {
+                v
             } else {
-                Verdict::write(Risk::High, "firewall-cmd changes firewall rules")
+                Verdict::unknown("firewall-cmd without an option is not a known query")
             }
         }
         "ethtool" => {
@@ -357,19 +344,26 @@ fn nc(cmd: &Cmd<'_>) -> Verdict {
     v.unbounded(UnboundedCategory::Repl, None)
 }
 
+/// iptables, ip6tables (and their -nft/-legacy variants), ebtables and arptables: their
+/// tables decide (only the list forms read). iptables-legacy takes the xtables lock before
+/// any command, creating /run/xtables.lock when it is missing.
 fn iptables(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "t",
-        long_values: &["table"],
-        ..Spec::default()
-    });
-    let list = p.flag('L', "list") || p.flag('S', "list-rules");
-    let other = p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Short(c, _) if "ADIRFZNXPE".contains(*c)) || matches!(o, super::super::args::Opt::Long(l, _) if ["append", "delete", "insert", "replace", "flush", "zero", "new-chain", "delete-chain", "policy", "rename-chain"].iter().any(|n| super::super::args::long_matches(l, n))));
-    if list && !other && !p.short('Z') {
-        Verdict::read(format!("{} -L only lists rules", cmd.name))
-    } else {
-        Verdict::write(Risk::High, format!("{} changes firewall rules", cmd.name))
+    let tool = match cmd.name {
+        n if n.starts_with("ebtables") => "ebtables",
+        n if n.starts_with("arptables") => "arptables",
+        _ => "iptables",
+    };
+    let v = cmd.by_table(tool);
+    if !v.is_write() && cmd.name.ends_with("-legacy") {
+        return Verdict::write(
+            Risk::Low,
+            format!(
+                "{} takes the xtables lock, creating /run/xtables.lock",
+                cmd.name
+            ),
+        );
     }
+    v
 }
 
 fn nmcli(cmd: &Cmd<'_>) -> Verdict {

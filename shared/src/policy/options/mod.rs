@@ -174,6 +174,12 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("socat", &[include_str!("../rules/socat.toml")]),
     ("telnet", &[include_str!("../rules/telnet.toml")]),
     ("ufw", &[include_str!("../rules/ufw.toml")]),
+    ("iptables", &[include_str!("../rules/iptables.toml")]),
+    ("ebtables", &[include_str!("../rules/ebtables.toml")]),
+    ("arptables", &[include_str!("../rules/arptables.toml")]),
+    ("firewall-cmd", &[include_str!("../rules/firewall-cmd.toml")]),
+    ("tailscale", &[include_str!("../rules/tailscale.toml")]),
+    ("ipmitool", &[include_str!("../rules/ipmitool.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).
