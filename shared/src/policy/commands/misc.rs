@@ -390,15 +390,6 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
             _ => Verdict::write(Risk::Medium, "7z writes archives or files"),
         },
-        "tc" => {
-            let words = cmd.parse(Spec::default()).words();
-            match words.get(1) {
-                _ if words.first() == Some(&"monitor") => Verdict::read("tc monitor only reads")
-                    .unbounded(UnboundedCategory::Stream, None),
-                None | Some(&"show" | &"ls" | &"list") => Verdict::read("tc show only reads"),
-                Some(v) => Verdict::write(Risk::High, format!("tc {v} changes traffic control")),
-            }
-        }
         "wipefs" => {
             let p = cmd.parse(Spec {
                 short_values: "ot",

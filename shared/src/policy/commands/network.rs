@@ -162,21 +162,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "nmcli" => nmcli(cmd),
-        "bridge" => {
-            let words = cmd.parse(Spec::default()).words();
-            match (words.first(), words.get(1)) {
-                (Some(&"monitor"), _) | (_, Some(&"monitor")) => {
-                    Verdict::read("bridge monitor only reads")
-                        .unbounded(UnboundedCategory::Stream, None)
-                }
-                (_, None | Some(&"show") | Some(&"list") | Some(&"lst")) => {
-                    Verdict::read("bridge show only reads")
-                }
-                (_, Some(v)) => {
-                    Verdict::write(Risk::High, format!("bridge {v} changes bridge state"))
-                }
-            }
-        }
+        "bridge" => super::iproute::bridge(cmd),
+        "tc" => super::iproute::tc(cmd),
         "conntrack" => {
             let w = match cmd.walk("conntrack") {
                 Ok(w) => w,
