@@ -298,7 +298,10 @@ mod tests {
             ("firewall-cmd --list-all", Reach::Sockets),
             ("tailscale netcheck", Reach::Network),
             ("ipmitool -I lanplus -H bmc sdr list", Reach::Network),
-            ("iptables -L -n; tc qdisc show; bridge link; iw dev", Reach::Local),
+            (
+                "iptables -L -n; tc qdisc show; bridge link; iw dev",
+                Reach::Local,
+            ),
             (
                 "find /etc -name '*.conf' -exec systemctl status {} ;",
                 Reach::Sockets,

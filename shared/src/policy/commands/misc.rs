@@ -69,9 +69,10 @@ fn tailscale(cmd: &Cmd<'_>) -> Verdict {
     let forever = w
         .all("every")
         .any(|o| o.fixed().is_none_or(|t| !matches!(t, "0" | "0s")))
-        || w
-            .all("c")
-            .any(|o| o.fixed().is_none_or(|t| t.parse::<i64>().is_ok_and(|n| n <= 0)));
+        || w.all("c").any(|o| {
+            o.fixed()
+                .is_none_or(|t| t.parse::<i64>().is_ok_and(|n| n <= 0))
+        });
     if v.is_write() || !forever {
         v
     } else {

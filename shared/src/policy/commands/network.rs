@@ -1,6 +1,5 @@
 //! Network tools: ip, ss, netstat, ping, tcpdump, mtr, curl, wget, nc, firewalls, ethtool.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -134,34 +133,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "arp" => cmd.by_table("arp"),
         "route" => cmd.by_table("route"),
         "ifconfig" | "iwconfig" => cmd.by_table(cmd.name),
-        "iw" => {
-            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
-            if words.iter().any(|w| {
-                matches!(
-                    *w,
-                    "set"
-                        | "add"
-                        | "del"
-                        | "connect"
-                        | "disconnect"
-                        | "scan"
-                        | "ibss"
-                        | "mesh"
-                        | "ocb"
-                        | "switch"
-                        | "vendor"
-                        | "wowlan"
-                        | "coalesce"
-                        | "reg"
-                )
-            }) && !words.contains(&"get")
-            {
-                Verdict::write(Risk::Medium, "iw changes wireless settings")
-            } else {
-                Verdict::read("iw shows wireless settings")
-            }
-        }
-        "nmcli" => nmcli(cmd),
+        "iw" => super::netmgr::iw(cmd),
+        "nmcli" => super::netmgr::nmcli(cmd),
         "bridge" => super::iproute::bridge(cmd),
         "tc" => super::iproute::tc(cmd),
         "conntrack" => {
@@ -351,38 +324,4 @@ fn iptables(cmd: &Cmd<'_>) -> Verdict {
         );
     }
     v
-}
-
-fn nmcli(cmd: &Cmd<'_>) -> Verdict {
-    // nmcli matches its options by prefix, with one dash or two (`-fields`).
-    let words = cmd
-        .parse(Spec {
-            short_values: "cefgmw",
-            long_values: &["colors", "escape", "fields", "get-values", "mode", "wait"],
-            long_only: true,
-            ..Spec::default()
-        })
-        .words();
-    let obj = words.first().copied().unwrap_or("");
-    let verb = words.get(1).copied();
-    let read = match obj {
-        "" => true,
-        o if "general".starts_with(o) => {
-            matches!(verb, None | Some("status" | "permissions" | "logging")) && words.len() <= 2
-        }
-        o if "networking".starts_with(o) => matches!(verb, None | Some("connectivity")),
-        o if "radio".starts_with(o) => words.len() <= 2,
-        o if "connection".starts_with(o) || "device".starts_with(o) => {
-            matches!(verb, None | Some("show" | "status" | "list"))
-                || (verb == Some("wifi") && matches!(words.get(2), None | Some(&"list")))
-        }
-        _ => false,
-    };
-    if read {
-        Verdict::read("nmcli query only reads")
-    } else if obj.starts_with('m') {
-        Verdict::read("nmcli monitor only reads").unbounded(UnboundedCategory::Stream, None)
-    } else {
-        Verdict::write(Risk::High, "nmcli changes network configuration")
-    }
 }

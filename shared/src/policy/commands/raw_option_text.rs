@@ -34,6 +34,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          option table cannot express; every option, object and verb is listed",
     ),
     (
+        "netmgr.rs",
+        "",
+        "nmcli and iw: their own matchers (nmcli's ordered prefix lists with `-opt` or \
+         `--opt`, iw's sections and device names in full); every option and command is listed",
+    ),
+    (
         "systemd.rs",
         "[Some(\"--status-all\")] | [Some(\"--version\")]",
         "service is a shell script matching words in full; an allow-list",

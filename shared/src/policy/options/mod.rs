@@ -177,7 +177,10 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("iptables", &[include_str!("../rules/iptables.toml")]),
     ("ebtables", &[include_str!("../rules/ebtables.toml")]),
     ("arptables", &[include_str!("../rules/arptables.toml")]),
-    ("firewall-cmd", &[include_str!("../rules/firewall-cmd.toml")]),
+    (
+        "firewall-cmd",
+        &[include_str!("../rules/firewall-cmd.toml")],
+    ),
     ("tailscale", &[include_str!("../rules/tailscale.toml")]),
     ("ipmitool", &[include_str!("../rules/ipmitool.toml")]),
 ];
