@@ -61,13 +61,6 @@ pub(crate) struct Parsed<'a> {
     full: Vec<bool>,
 }
 
-impl<'a> Parsed<'a> {
-    /// The fixed texts of the positionals (the words that are not options or their values).
-    pub fn words(&self) -> Vec<&'a str> {
-        self.positionals.iter().filter_map(|w| w.fixed()).collect()
-    }
-}
-
 impl Parsed<'_> {
     /// True when the short option `c` was given.
     pub fn short(&self, c: char) -> bool {

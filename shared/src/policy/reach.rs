@@ -83,6 +83,9 @@ const SOCKET_TOOLS: &[&str] = &[
     "supervisorctl",
     "snap",
     "service",
+    // NetworkManager's and firewalld's clients ask their daemons over D-Bus.
+    "nmcli",
+    "firewall-cmd",
 ];
 
 /// Programs that reach servers over the network (and often local sockets too).
@@ -151,6 +154,10 @@ const NETWORK_TOOLS: &[&str] = &[
     "amtool",
     "step",
     "certbot",
+    // tailscale asks tailscaled over its socket; netcheck probes the DERP servers itself.
+    "tailscale",
+    // ipmitool -I lan/lanplus -H talks to a BMC over UDP 623.
+    "ipmitool",
 ];
 
 /// Verbs with which a local tool asks a server elsewhere: git lists a remote's refs, the
@@ -290,6 +297,14 @@ mod tests {
             ("systemctl --host=pve2 status nginx", Reach::Network),
             ("hostnamectl status", Reach::Sockets),
             ("pg_dumpall --globals-only", Reach::Network),
+            ("nmcli con show", Reach::Sockets),
+            ("firewall-cmd --list-all", Reach::Sockets),
+            ("tailscale netcheck", Reach::Network),
+            ("ipmitool -I lanplus -H bmc sdr list", Reach::Network),
+            (
+                "iptables -L -n; tc qdisc show; bridge link; iw dev",
+                Reach::Local,
+            ),
             (
                 "find /etc -name '*.conf' -exec systemctl status {} ;",
                 Reach::Sockets,

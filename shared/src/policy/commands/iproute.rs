@@ -1,10 +1,11 @@
-//! `ip` (iproute2 6.1): its own matcher, which a table cannot express. iproute2 compares
+//! `ip`, `bridge` and `tc` (iproute2 6.1): their own matcher, which a table cannot express. iproute2 compares
 //! each word with a list of names in order and takes the first name the word is a
 //! prefix of (`matches()` in lib/utils.c), so one abbreviation means different things
 //! under different objects: `ip addr s` is `show`, but `ip link s` is `set`, as
 //! `do_iplink` tests `set` before `show`. The lists below are the source's, in its order
-//! (ip/ip.c's options and `cmds[]`, each object's `do_*` function); a word that matches
-//! no name is refused, as ip refuses it.
+//! (ip/ip.c's options and `cmds[]`, each object's `do_*` function; bridge/bridge.c and
+//! bridge/*.c; tc/tc.c and tc's `do_*`); a word that matches no name is refused, as the
+//! tool refuses it.
 
 use super::super::engine::wrap_rewrite;
 use super::super::types::{Risk, UnboundedCategory};
@@ -22,6 +23,8 @@ enum Act {
     Stream,
     /// `netns exec NAME CMD…`, `vrf exec NAME CMD…`: runs a command.
     Exec,
+    /// `tc exec bpf …`: loads and runs BPF programs, runs a command (`import … run CMD`).
+    Runs,
     /// An object whose next word is looked up in another list (no word: a read).
     Sub(&'static [Name]),
 }
@@ -50,7 +53,7 @@ const fn x(name: &'static str, act: Act) -> Name {
     }
 }
 
-use Act::{Exec, Read, Stream, Sub, Write};
+use Act::{Exec, Read, Runs, Stream, Sub, Write};
 
 /// ip's options (ip.c `main`), in order: (name, compared exactly, takes the next word).
 /// `-batch FILE` runs the commands of a file.
@@ -416,6 +419,218 @@ const OBJECTS: &[Name] = &[
     p("stats", Sub(STATS)),
 ];
 
+/// bridge's options (bridge.c `main`), in order; `-c` is `-color` (matches_color comes
+/// before `-compressvlans`).
+const BRIDGE_OPTIONS: &[(&str, bool, bool)] = &[
+    ("-help", false, false),
+    ("-Version", false, false),
+    ("-stats", false, false),
+    ("-statistics", false, false),
+    ("-details", false, false),
+    ("-oneline", false, false),
+    ("-timestamp", false, false),
+    ("-family", false, true),
+    ("-4", true, false),
+    ("-6", true, false),
+    ("-netns", false, true),
+    ("-color", false, false),
+    ("-compressvlans", false, false),
+    ("-force", false, false),
+    ("-json", false, false),
+    ("-pretty", false, false),
+    ("-batch", false, true),
+];
+
+const BR_LINK: &[Name] = &[
+    p("set", Write),
+    p("change", Write),
+    p("show", Read),
+    p("lst", Read),
+    p("list", Read),
+    p("help", Read),
+];
+const BR_FDB: &[Name] = &[
+    p("add", Write),
+    p("append", Write),
+    p("replace", Write),
+    p("delete", Write),
+    p("get", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("list", Read),
+    x("flush", Write),
+    p("help", Read),
+];
+const BR_MDB: &[Name] = &[
+    p("add", Write),
+    p("delete", Write),
+    p("show", Read),
+    p("lst", Read),
+    p("list", Read),
+    p("help", Read),
+];
+const BR_VLAN_GLOBAL: &[Name] = &[
+    x("show", Read),
+    x("lst", Read),
+    x("list", Read),
+    x("set", Write),
+];
+const BR_VLAN: &[Name] = &[
+    p("add", Write),
+    p("delete", Write),
+    p("show", Read),
+    p("lst", Read),
+    p("list", Read),
+    p("tunnelshow", Read),
+    p("set", Write),
+    x("global", Sub(BR_VLAN_GLOBAL)),
+    p("help", Read),
+];
+const BR_VNI: &[Name] = &[
+    x("add", Write),
+    x("delete", Write),
+    x("show", Read),
+    x("lst", Read),
+    x("list", Read),
+    x("help", Read),
+];
+
+/// bridge.c `cmds[]`, in order.
+const BRIDGE_OBJECTS: &[Name] = &[
+    p("link", Sub(BR_LINK)),
+    p("fdb", Sub(BR_FDB)),
+    p("mdb", Sub(BR_MDB)),
+    p("vlan", Sub(BR_VLAN)),
+    p("vni", Sub(BR_VNI)),
+    p("monitor", Stream),
+    p("help", Read),
+];
+
+/// tc's options (tc.c `main`), in order: one dash only, no `--`; `-c` is `-cf FILE` (the
+/// class names file), `-n` is `-netns NAME`, `-b` is `-batch FILE`.
+const TC_OPTIONS: &[(&str, bool, bool)] = &[
+    ("-stats", false, false),
+    ("-statistics", false, false),
+    ("-details", false, false),
+    ("-raw", false, false),
+    ("-pretty", false, false),
+    ("-graph", false, false),
+    ("-Version", false, false),
+    ("-iec", false, false),
+    ("-help", false, false),
+    ("-force", false, false),
+    ("-batch", false, true),
+    ("-netns", false, true),
+    ("-Numeric", false, false),
+    ("-names", false, false),
+    ("-nm", false, false),
+    ("-cf", false, true),
+    ("-conf", false, true),
+    ("-color", false, false),
+    ("-timestamp", false, false),
+    ("-tshort", false, false),
+    ("-json", false, false),
+    ("-oneline", false, false),
+    ("-brief", false, false),
+];
+
+/// `tc qdisc`: `link` comes before `list`, so `tc qdisc l` links a qdisc.
+const TC_QDISC: &[Name] = &[
+    p("add", Write),
+    p("change", Write),
+    p("replace", Write),
+    p("link", Write),
+    p("delete", Write),
+    p("list", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("help", Read),
+];
+const TC_CLASS: &[Name] = &[
+    p("add", Write),
+    p("change", Write),
+    p("replace", Write),
+    p("delete", Write),
+    p("list", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("help", Read),
+];
+const TC_FILTER: &[Name] = &[
+    p("add", Write),
+    p("change", Write),
+    p("replace", Write),
+    p("delete", Write),
+    p("get", Read),
+    p("list", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("help", Read),
+];
+const TC_CHAIN: &[Name] = &[
+    p("add", Write),
+    p("delete", Write),
+    p("get", Read),
+    p("list", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("help", Read),
+];
+/// `tc actions`: do_action loops over its words, so after `get … ` another verb (`add`,
+/// `delete`) runs in the same command: only `list`/`show`/`lst`, which return, read.
+const TC_ACTIONS: &[Name] = &[
+    p("add", Write),
+    p("change", Write),
+    p("replace", Write),
+    p("delete", Write),
+    p("get", Write),
+    p("list", Read),
+    p("show", Read),
+    p("lst", Read),
+    p("flush", Write),
+    p("help", Read),
+];
+
+/// tc.c `do_cmd`, in order.
+const TC_OBJECTS: &[Name] = &[
+    p("qdisc", Sub(TC_QDISC)),
+    p("class", Sub(TC_CLASS)),
+    p("filter", Sub(TC_FILTER)),
+    p("chain", Sub(TC_CHAIN)),
+    p("actions", Sub(TC_ACTIONS)),
+    p("monitor", Stream),
+    p("exec", Runs),
+    p("help", Read),
+];
+
+/// One iproute2 program: its options in `main`'s order, its objects, and whether `--opt`
+/// is `-opt` with `--` ending the options (ip, bridge; tc compares the word as written).
+struct Tool {
+    name: &'static str,
+    options: &'static [(&'static str, bool, bool)],
+    double_dash: bool,
+    objects: &'static [Name],
+}
+
+const IP: Tool = Tool {
+    name: "ip",
+    options: OPTIONS,
+    double_dash: true,
+    objects: OBJECTS,
+};
+const BRIDGE: Tool = Tool {
+    name: "bridge",
+    options: BRIDGE_OPTIONS,
+    double_dash: true,
+    objects: BRIDGE_OBJECTS,
+};
+const TC: Tool = Tool {
+    name: "tc",
+    options: TC_OPTIONS,
+    double_dash: false,
+    objects: TC_OBJECTS,
+};
+
 /// iproute2's `matches(word, name)`: a non-empty word that is a prefix of the name.
 fn matches(word: &str, name: &str) -> bool {
     !word.is_empty() && name.starts_with(word)
@@ -432,12 +647,12 @@ fn lookup<'l>(list: &'l [Name], word: &str) -> Option<&'l Name> {
     })
 }
 
-/// The option `opt` (one leading dash of `--` dropped, as ip does) names, and whether it
-/// takes a value; `None` when ip refuses it.
-fn option(opt: &str) -> Option<(&'static str, bool)> {
+/// The option `opt` (one leading dash of `--` dropped, as ip does) names among `options`,
+/// and whether it takes a value; `None` when the tool refuses it.
+fn option(options: &[(&'static str, bool, bool)], opt: &str) -> Option<(&'static str, bool)> {
     // `-color[=always|auto|never]`: the only option with an attached value.
     let (head, when) = opt.split_once('=').unwrap_or((opt, ""));
-    OPTIONS.iter().find_map(|&(name, exact, value)| {
+    options.iter().find_map(|&(name, exact, value)| {
         let hit = if name == "-color" {
             matches(head, name) && matches!(when, "" | "always" | "auto" | "never")
         } else if exact {
@@ -450,35 +665,55 @@ fn option(opt: &str) -> Option<(&'static str, bool)> {
 }
 
 pub(super) fn ip(cmd: &Cmd<'_>) -> Verdict {
+    run(cmd, &IP)
+}
+
+pub(super) fn bridge(cmd: &Cmd<'_>) -> Verdict {
+    run(cmd, &BRIDGE)
+}
+
+pub(super) fn tc(cmd: &Cmd<'_>) -> Verdict {
+    run(cmd, &TC)
+}
+
+fn run(cmd: &Cmd<'_>, tool: &Tool) -> Verdict {
+    let prog = tool.name;
     let mut i = 0;
     let mut all = false;
     while let Some(word) = cmd.args.get(i) {
         let Some(t) = word.fixed() else {
             return cmd.dynamic_write();
         };
-        if t == "--" {
+        if t == "--" && tool.double_dash {
             i += 1;
             break;
         }
         let Some(rest) = t.strip_prefix('-') else {
             break;
         };
-        let opt = if rest.starts_with('-') { rest } else { t };
-        let Some((name, value)) = option(opt) else {
+        let opt = if rest.starts_with('-') && tool.double_dash {
+            rest
+        } else {
+            t
+        };
+        let Some((name, value)) = option(tool.options, opt) else {
             return Verdict::unknown(format!(
-                "ip: option {t} is not one ip accepts, so it is not known to only read"
+                "{prog}: option {t} is not one {prog} accepts, so it is not known to only read"
             ));
         };
         if name == "-batch" {
-            return Verdict::write(Risk::High, "ip -batch runs the commands of a file");
+            return Verdict::write(
+                Risk::High,
+                format!("{prog} -batch runs the commands of a file"),
+            );
         }
         all |= name == "-all";
         if value && cmd.args.get(i + 1).is_none() {
-            return Verdict::unknown(format!("ip: {t} needs a value"));
+            return Verdict::unknown(format!("{prog}: {t} needs a value"));
         }
         i += if value { 2 } else { 1 };
     }
-    let mut list = OBJECTS;
+    let mut list = tool.objects;
     let mut path: Vec<&str> = Vec::new();
     let mut act = Read;
     while let Some(word) = cmd.args.get(i) {
@@ -487,9 +722,9 @@ pub(super) fn ip(cmd: &Cmd<'_>) -> Verdict {
         };
         let Some(name) = lookup(list, t) else {
             let at = if path.is_empty() {
-                "ip".to_owned()
+                prog.to_owned()
             } else {
-                format!("ip {}", path.join(" "))
+                format!("{prog} {}", path.join(" "))
             };
             return Verdict::unknown(format!(
                 "{at}: {t} is not a command it knows, so it is not known to only read"
@@ -506,10 +741,11 @@ pub(super) fn ip(cmd: &Cmd<'_>) -> Verdict {
             _ => break,
         }
     }
-    let what = format!("ip {}", path.join(" "));
+    let what = format!("{prog} {}", path.join(" "));
     match act {
         Read | Sub(_) => Verdict::read(format!("{} only reads", what.trim_end())),
         Write => Verdict::write(Risk::High, format!("{what} changes network configuration")),
+        Runs => Verdict::write(Risk::High, format!("{what} loads and runs programs")),
         Stream => {
             Verdict::read(format!("{what} only reads")).unbounded(UnboundedCategory::Stream, None)
         }

@@ -1,42 +1,32 @@
 //! Assorted operator tools with a clear split between query and change forms: VPNs,
 //! scanners, schedulers, firmware and hardware tools, Proxmox helpers, archives.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
 use crate::policy::options::judge;
 
-/// Read when some word names a query and none names a change.
-pub(crate) fn by_words(
-    cmd: &Cmd<'_>,
-    reads: &[&str],
-    writes: &[&str],
-    empty_read: bool,
-) -> Verdict {
-    if cmd.has_dynamic() {
-        return cmd.dynamic_write();
+/// tailscale: `rules/tailscale.toml` decides; `netcheck --every` and `ping -c 0` run
+/// until stopped.
+fn tailscale(cmd: &Cmd<'_>) -> Verdict {
+    let w = match cmd.walk("tailscale") {
+        Ok(w) => w,
+        Err(v) => return v,
+    };
+    let v = judge("tailscale", &w);
+    let forever = w
+        .all("every")
+        .any(|o| o.fixed().is_none_or(|t| !matches!(t, "0" | "0s")))
+        || w.all("c").any(|o| {
+            o.fixed()
+                .is_none_or(|t| t.parse::<i64>().is_ok_and(|n| n <= 0))
+        });
+    if v.is_write() || !forever {
+        v
+    } else {
+        v.because("tailscale netcheck --every or ping -c 0 runs until stopped")
+            .unbounded(UnboundedCategory::Stream, None)
     }
-    let words = cmd.parse(Spec::default()).words();
-    if let Some(w) = words.iter().find(|w| writes.contains(w)) {
-        return Verdict::write(Risk::Medium, format!("{} {w} changes state", cmd.name));
-    }
-    if (words.is_empty() && empty_read) || words.iter().any(|w| reads.contains(w)) {
-        return Verdict::read(
-            format!(
-                "{} {} only reads",
-                cmd.name,
-                words.first().copied().unwrap_or("")
-            )
-            .trim_end()
-            .to_owned(),
-        );
-    }
-    Verdict::unknown(format!(
-        "{} {} is not known to be read-only",
-        cmd.name,
-        words.join(" ")
-    ))
 }
 
 /// nmap: `rules/nmap.toml` decides; `-sC` (scan type letters after `-s`) runs scripts.
@@ -111,84 +101,9 @@ fn npm(cmd: &Cmd<'_>) -> Verdict {
 }
 
 pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
-    const CHANGE: &[&str] = &[
-        "set",
-        "add",
-        "del",
-        "delete",
-        "remove",
-        "rm",
-        "create",
-        "destroy",
-        "start",
-        "stop",
-        "restart",
-        "reload",
-        "enable",
-        "disable",
-        "up",
-        "down",
-        "update",
-        "upgrade",
-        "install",
-        "uninstall",
-        "purge",
-        "download",
-        "prune",
-        "forget",
-        "restore",
-        "backup",
-        "sync",
-        "mount",
-        "umount",
-        "unmount",
-        "login",
-        "logout",
-        "switch",
-        "reset",
-        "clear",
-        "apply",
-        "import",
-        "export",
-        "flush",
-        "change",
-        "modify",
-        "edit",
-        "run",
-        "exec",
-        "push",
-        "pull",
-        "upload",
-        "gc",
-        "garbage-collect",
-        "refresh",
-        "init",
-        "format",
-        "kill",
-        "reboot",
-        "shutdown",
-        "power",
-        "raw",
-    ];
     let v = match cmd.name {
         "wg" => cmd.by_table("wg"),
-        "tailscale" => by_words(
-            cmd,
-            &[
-                "status",
-                "ip",
-                "netcheck",
-                "version",
-                "whois",
-                "ping",
-                "dns",
-                "exit-node",
-                "metrics",
-                "lock",
-            ],
-            CHANGE,
-            false,
-        ),
+        "tailscale" => tailscale(cmd),
         "nmap" => nmap(cmd),
         "ssh-keyscan" => cmd.by_table("ssh-keyscan"),
         "apt-key" => cmd.by_table("apt-key"),
@@ -215,59 +130,23 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         }
         "hwclock" | "taskset" | "chrt" | "wipefs" | "yq" => cmd.by_table(cmd.name),
         "prlimit" => prlimit(cmd),
-        "ipmitool" => by_words(
-            cmd,
-            &[
-                "list",
-                "print",
-                "info",
-                "status",
-                "get",
-                "elist",
-                "reading",
-                "getaccess",
-                "summary",
-                "selftest",
-                "guid",
-            ],
-            &[
-                "set",
-                "power",
-                "reset",
-                "clear",
-                "raw",
-                "bmc",
-                "identify",
-                "bootdev",
-                "bootparam",
-                "cold",
-                "warm",
-                "delete",
-                "disable",
-                "enable",
-                "sol",
-                "shell",
-                "exec",
-                "activate",
-                "deactivate",
-                "write",
-                "edit",
-            ],
-            false,
-        ),
+        "ipmitool" => {
+            let w = match cmd.walk("ipmitool") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("ipmitool", &w);
+            if v.is_write() || !(w.has("a") || w.has("Y")) {
+                v
+            } else {
+                v.because("ipmitool -a/-Y prompts on the terminal")
+                    .unbounded(UnboundedCategory::Tty, None)
+            }
+        }
         "upsc" | "inxi" | "lsb_release" | "runlevel" | "arc_summary" | "pg_isready"
         | "pg_lsclusters" | "pg_controldata" | "locate" | "plocate" | "mlocate" | "screenfetch"
         | "fastfetch" | "lstopo-no-graphics" => Verdict::read(format!("{} only reports", cmd.name)),
         "7z" | "7za" | "7zr" => cmd.by_table(cmd.name),
-        "tc" => {
-            let words = cmd.parse(Spec::default()).words();
-            match words.get(1) {
-                _ if words.first() == Some(&"monitor") => Verdict::read("tc monitor only reads")
-                    .unbounded(UnboundedCategory::Stream, None),
-                None | Some(&"show" | &"ls" | &"list") => Verdict::read("tc show only reads"),
-                Some(v) => Verdict::write(Risk::High, format!("tc {v} changes traffic control")),
-            }
-        }
         "npm" => npm(cmd),
         _ => return None,
     };

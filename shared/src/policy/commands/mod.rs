@@ -14,6 +14,7 @@ mod http;
 mod iproute;
 mod kubernetes;
 mod misc;
+mod netmgr;
 mod network;
 mod packages;
 mod parted;

@@ -1,6 +1,5 @@
 //! Network tools: ip, ss, netstat, ping, tcpdump, mtr, curl, wget, nc, firewalls, ethtool.
 
-use super::super::args::Spec;
 use super::super::types::{Risk, UnboundedCategory};
 use super::super::verdict::Verdict;
 use super::Cmd;
@@ -76,7 +75,8 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "wget" => super::http::wget(cmd),
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => nc(cmd),
         "iptables" | "ip6tables" | "iptables-legacy" | "ip6tables-legacy" | "iptables-nft"
-        | "ip6tables-nft" | "ebtables" | "arptables" => iptables(cmd),
+        | "ip6tables-nft" | "ebtables" | "ebtables-nft" | "ebtables-legacy" | "arptables"
+        | "arptables-nft" | "arptables-legacy" => iptables(cmd),
         "iptables-save"
         | "ip6tables-save"
         | "iptables-legacy-save"
@@ -107,29 +107,15 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "firewall-cmd" => {
-            // argparse abbreviates, but an abbreviation of an option named --list… starts
-            // with --list itself, so these name prefixes only ever admit query options.
-            let p = cmd.parse(Spec {
-                long_values: &["zone"],
-                long_flags: &["zone", "state", "permanent", "version"],
-                ..Spec::default()
-            });
-            let read = !p.opts.is_empty()
-                && p.positionals.is_empty()
-                && !p.dynamic
-                && p.opts.iter().all(|o| match o {
-                    super::super::args::Opt::Long(l, _) => {
-                        ["list", "get", "query", "info", "zone"]
-                            .iter()
-                            .any(|q| l.starts_with(q))
-                            || matches!(l.as_str(), "state" | "permanent" | "version")
-                    }
-                    super::super::args::Opt::Short(..) => false,
-                });
-            if read {
-                Verdict::read("firewall-cmd query only reads")
+            let w = match cmd.walk("firewall-cmd") {
+                Ok(w) => w,
+                Err(v) => return Some(v),
+            };
+            let v = judge("firewall-cmd", &w);
+            if v.is_write() || !w.occs.is_empty() {
+                v
             } else {
-                Verdict::write(Risk::High, "firewall-cmd changes firewall rules")
+                Verdict::unknown("firewall-cmd without an option is not a known query")
             }
         }
         "ethtool" => {
@@ -147,49 +133,10 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "arp" => cmd.by_table("arp"),
         "route" => cmd.by_table("route"),
         "ifconfig" | "iwconfig" => cmd.by_table(cmd.name),
-        "iw" => {
-            let words: Vec<&str> = cmd.args.iter().filter_map(|w| w.fixed()).collect();
-            if words.iter().any(|w| {
-                matches!(
-                    *w,
-                    "set"
-                        | "add"
-                        | "del"
-                        | "connect"
-                        | "disconnect"
-                        | "scan"
-                        | "ibss"
-                        | "mesh"
-                        | "ocb"
-                        | "switch"
-                        | "vendor"
-                        | "wowlan"
-                        | "coalesce"
-                        | "reg"
-                )
-            }) && !words.contains(&"get")
-            {
-                Verdict::write(Risk::Medium, "iw changes wireless settings")
-            } else {
-                Verdict::read("iw shows wireless settings")
-            }
-        }
-        "nmcli" => nmcli(cmd),
-        "bridge" => {
-            let words = cmd.parse(Spec::default()).words();
-            match (words.first(), words.get(1)) {
-                (Some(&"monitor"), _) | (_, Some(&"monitor")) => {
-                    Verdict::read("bridge monitor only reads")
-                        .unbounded(UnboundedCategory::Stream, None)
-                }
-                (_, None | Some(&"show") | Some(&"list") | Some(&"lst")) => {
-                    Verdict::read("bridge show only reads")
-                }
-                (_, Some(v)) => {
-                    Verdict::write(Risk::High, format!("bridge {v} changes bridge state"))
-                }
-            }
-        }
+        "iw" => super::netmgr::iw(cmd),
+        "nmcli" => super::netmgr::nmcli(cmd),
+        "bridge" => super::iproute::bridge(cmd),
+        "tc" => super::iproute::tc(cmd),
         "conntrack" => {
             let w = match cmd.walk("conntrack") {
                 Ok(w) => w,
@@ -357,51 +304,24 @@ fn nc(cmd: &Cmd<'_>) -> Verdict {
     v.unbounded(UnboundedCategory::Repl, None)
 }
 
+/// iptables, ip6tables (and their -nft/-legacy variants), ebtables and arptables: their
+/// tables decide (only the list forms read). iptables-legacy takes the xtables lock before
+/// any command, creating /run/xtables.lock when it is missing.
 fn iptables(cmd: &Cmd<'_>) -> Verdict {
-    let p = cmd.parse(Spec {
-        short_values: "t",
-        long_values: &["table"],
-        ..Spec::default()
-    });
-    let list = p.flag('L', "list") || p.flag('S', "list-rules");
-    let other = p.opts.iter().any(|o| matches!(o, super::super::args::Opt::Short(c, _) if "ADIRFZNXPE".contains(*c)) || matches!(o, super::super::args::Opt::Long(l, _) if ["append", "delete", "insert", "replace", "flush", "zero", "new-chain", "delete-chain", "policy", "rename-chain"].iter().any(|n| super::super::args::long_matches(l, n))));
-    if list && !other && !p.short('Z') {
-        Verdict::read(format!("{} -L only lists rules", cmd.name))
-    } else {
-        Verdict::write(Risk::High, format!("{} changes firewall rules", cmd.name))
-    }
-}
-
-fn nmcli(cmd: &Cmd<'_>) -> Verdict {
-    // nmcli matches its options by prefix, with one dash or two (`-fields`).
-    let words = cmd
-        .parse(Spec {
-            short_values: "cefgmw",
-            long_values: &["colors", "escape", "fields", "get-values", "mode", "wait"],
-            long_only: true,
-            ..Spec::default()
-        })
-        .words();
-    let obj = words.first().copied().unwrap_or("");
-    let verb = words.get(1).copied();
-    let read = match obj {
-        "" => true,
-        o if "general".starts_with(o) => {
-            matches!(verb, None | Some("status" | "permissions" | "logging")) && words.len() <= 2
-        }
-        o if "networking".starts_with(o) => matches!(verb, None | Some("connectivity")),
-        o if "radio".starts_with(o) => words.len() <= 2,
-        o if "connection".starts_with(o) || "device".starts_with(o) => {
-            matches!(verb, None | Some("show" | "status" | "list"))
-                || (verb == Some("wifi") && matches!(words.get(2), None | Some(&"list")))
-        }
-        _ => false,
+    let tool = match cmd.name {
+        n if n.starts_with("ebtables") => "ebtables",
+        n if n.starts_with("arptables") => "arptables",
+        _ => "iptables",
     };
-    if read {
-        Verdict::read("nmcli query only reads")
-    } else if obj.starts_with('m') {
-        Verdict::read("nmcli monitor only reads").unbounded(UnboundedCategory::Stream, None)
-    } else {
-        Verdict::write(Risk::High, "nmcli changes network configuration")
+    let v = cmd.by_table(tool);
+    if !v.is_write() && cmd.name.ends_with("-legacy") {
+        return Verdict::write(
+            Risk::Low,
+            format!(
+                "{} takes the xtables lock, creating /run/xtables.lock",
+                cmd.name
+            ),
+        );
     }
+    v
 }

@@ -348,6 +348,15 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("command", &[include_str!("../rules/command.toml")]),
     ("printf", &[include_str!("../rules/printf.toml")]),
     ("wait", &[include_str!("../rules/wait.toml")]),
+    ("iptables", &[include_str!("../rules/iptables.toml")]),
+    ("ebtables", &[include_str!("../rules/ebtables.toml")]),
+    ("arptables", &[include_str!("../rules/arptables.toml")]),
+    (
+        "firewall-cmd",
+        &[include_str!("../rules/firewall-cmd.toml")],
+    ),
+    ("tailscale", &[include_str!("../rules/tailscale.toml")]),
+    ("ipmitool", &[include_str!("../rules/ipmitool.toml")]),
 ];
 
 /// The parsed tables, or the first error (a malformed table denies its tools).

@@ -337,6 +337,11 @@ pub(super) const PROBES: &[(&str, &[&str], &[&str])] = &[
     // builtin's helps list none; tmux and screen have no help in a form the probe reads).
     ("printf", &[], &["bash", "-c", "help printf"]),
     ("command", &[], &["bash", "-c", "help command"]),
+    ("iptables", &[], &["iptables", "-h"]),
+    ("ebtables", &[], &["ebtables", "-h"]),
+    ("arptables", &[], &["arptables", "-h"]),
+    ("firewall-cmd", &[], &["firewall-cmd", "--help"]),
+    ("ipmitool", &[], &["ipmitool", "-h"]),
 ];
 
 /// A help text rewritten into the form `probe::parse_help` reads: btrfs writes `-d|--all`,
@@ -456,6 +461,12 @@ pub(super) const KNOWN: &[(&str, &str, &str)] = &[
     // ncat's help omits or lowercases most values (`--allow`, `-p, --source-port port`);
     // the arities are its getopt string's and long options table's.
     ("ncat", "*", "help omits or lowercases the values"),
+    // iptables', arptables' and ipmitool's helps write their values in lowercase after
+    // the names (`--append  -A chain`, `-H hostname`); the arities are their getopt
+    // strings' ("-:A:C:D:E:F::I:L::…", ipmitool's "I:46hVvc…H:d:P:f:…").
+    ("iptables", "*", "help lowercases the values"),
+    ("arptables", "*", "help lowercases the values"),
+    ("ipmitool", "*", "help lowercases the values"),
     // sfdisk's help shows each command option with its operands (`-d, --dump <dev>`);
     // the command options take no value.
     (
