@@ -40,8 +40,21 @@ pub(super) fn docker(cmd: &Cmd<'_>) -> Verdict {
             .fixed()
             .map(|h| h.trim_start_matches('=').to_ascii_lowercase())
         {
-            Some(h) if !h.starts_with("ssh:") => {}
-            Some(_) => return Verdict::write(Risk::High, format!("{name} -H ssh:// runs ssh")),
+            Some(h) if h.starts_with("unix:") => {}
+            Some(h) if h.starts_with("ssh:") => {
+                return Verdict::write(Risk::High, format!("{name} -H ssh:// runs ssh"));
+            }
+            // A read reaches the engine only through the agent's read-only door on its
+            // local socket; an engine over TCP would take any request.
+            Some(_) => {
+                return Verdict::write(
+                    Risk::High,
+                    format!(
+                        "{name} -H to an engine over the network bypasses the read-only door \
+                         (only unix:// sockets are read)"
+                    ),
+                );
+            }
             None => {
                 return Verdict::write(
                     Risk::High,
