@@ -184,7 +184,15 @@ async fn exec_streams_output_and_exits_with_the_commands_code() {
         &[],
     )
     .await;
-    assert!(text(&out.stdout).starts_with("ID"), "{}", text(&out.stdout));
+    let listed = text(&out.stdout);
+    assert!(listed.starts_with("HOSTNAME"), "{listed}");
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.trim_end().ends_with(agent.id.as_str())),
+        "{listed}"
+    );
 
     let out = run(
         &[

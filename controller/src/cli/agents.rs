@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::client::{ApiClient, ClientArgs};
 use crate::agents::AgentView;
+use crate::clock::relative_rfc3339;
 use crate::{Error, Result};
 
 /// `vigil-controller agents …` (without a subcommand: `list`).
@@ -25,7 +26,8 @@ pub struct AgentsArgs {
 /// The `agents` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
-    /// List enrolled agents: id, host name, connected, read-only, version, last seen, labels.
+    /// List enrolled agents: host name, connected, read-only, version, last seen, labels,
+    /// and the id last (--json for the API's JSON).
     List(ListArgs),
     /// Revoke an agent: its certificate stops working and its live stream is cut.
     Revoke(RevokeArgs),
@@ -106,30 +108,33 @@ async fn list(args: ListArgs) -> Result<()> {
 
 /// The agents as an aligned table.
 pub fn table(agents: &[AgentView]) -> String {
+    let now = crate::clock::unix_now();
     let header = [
-        "ID",
         "HOSTNAME",
         "CONNECTED",
         "READ-ONLY",
         "VERSION",
         "LAST SEEN",
         "LABELS",
+        "ID",
     ];
     let rows: Vec<Vec<String>> = agents
         .iter()
         .map(|a| {
             vec![
-                a.id.clone(),
                 a.hostname.clone(),
                 if a.connected { "yes" } else { "no" }.to_owned(),
                 if a.read_only { "yes" } else { "no" }.to_owned(),
                 a.version.clone(),
-                a.last_seen.clone().unwrap_or_else(|| "never".into()),
+                a.last_seen
+                    .as_deref()
+                    .map_or_else(|| "never".into(), |t| relative_rfc3339(t, now)),
                 a.labels
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect::<Vec<_>>()
                     .join(","),
+                a.id.clone(),
             ]
         })
         .collect();
@@ -291,7 +296,11 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].find("HOSTNAME"), lines[1].find("node-1"));
-        assert!(lines[1].ends_with("site=home"));
+        assert!(lines[1].starts_with("node-1"), "{text}");
+        assert!(
+            lines[1].ends_with("0b6f3a52-0000-4000-8000-000000000001"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -89,6 +89,22 @@ async fn list(args: ListArgs) -> Result<()> {
     let text = if args.json {
         serde_json::to_string_pretty(&rows)? + "\n"
     } else {
+        // A person reads host names; --json keeps the ids.
+        let agents: Vec<crate::agents::AgentView> = client
+            .json(client.request(Method::GET, "/api/agents"))
+            .await
+            .unwrap_or_default();
+        let hosts: std::collections::HashMap<String, String> =
+            agents.into_iter().map(|a| (a.id, a.hostname)).collect();
+        let rows: Vec<Value> = rows
+            .into_iter()
+            .map(|mut row| {
+                if let Some(host) = row["agent"].as_str().and_then(|id| hosts.get(id)) {
+                    row["agent"] = Value::String(host.clone());
+                }
+                row
+            })
+            .collect();
         table(&rows)
     };
     write_out(&text)
@@ -114,8 +130,9 @@ fn text(value: &Value) -> String {
 
 /// The approvals as an aligned table.
 pub fn table(rows: &[Value]) -> String {
+    let now = crate::clock::unix_now();
     let header = [
-        "ID", "STATUS", "RUN", "RISK", "AGENT", "TARGET", "COMMAND", "EXPIRES",
+        "ID", "STATUS", "RUN", "RISK", "HOST", "TARGET", "COMMAND", "EXPIRES",
     ];
     let rows: Vec<Vec<String>> = rows
         .iter()
@@ -134,7 +151,7 @@ pub fn table(rows: &[Value]) -> String {
                 command,
                 r["expires_at"]
                     .as_i64()
-                    .map(|t| t.to_string())
+                    .map(|t| crate::clock::relative(t, now))
                     .unwrap_or_default(),
             ]
         })
