@@ -3,12 +3,15 @@
 #   make build   build every crate (debug)
 #   make run     build everything, then run the controller on ./.vigil with a local agent
 #   make test    unit, integration, end-to-end and doc tests
-#   make lint    rustfmt check, clippy -D warnings, shellcheck on the shell scripts
+#   make lint    rustfmt check, clippy -D warnings (also on the agent without its default
+#                features), shellcheck on the shell scripts
 #   make fmt     format the code
-#   make bench   benchmarks (record figures in BENCHMARKS.md)
+#   make bench   benchmarks (record figures in BENCHMARKS.md; the ones they replace go to
+#                docs/benchmarks-history.md)
 #   make eval    the assistant's scenario catalog (gates, approvals, prompt injections) against
 #                the scripted model, or a real one with VIGIL_EVAL_LLM_*; writes target/eval.json
-#   make fuzz    fuzz the classifier for FUZZ_SECONDS (needs cargo-fuzz: cargo install cargo-fuzz)
+#   make fuzz    fuzz FUZZ_TARGET (default classify) for FUZZ_SECONDS (needs cargo-fuzz:
+#                cargo install cargo-fuzz)
 #   make fleet   FLEET_AGENTS simulated agents (default 1000, vigil-fleet) on a release
 #                controller: connect time, memory per agent, idle CPU, GET /api/agents
 #                latency, fan-out time and results lost (docs/fleet.md)
@@ -93,8 +96,11 @@ agent-order:
 soak:
 	tests/benches/soak.sh
 
-# Benchmarks. Write the figures (machine, date, numbers) into BENCHMARKS.md.
-# More benches join this target as they are written.
+# Benchmarks: the classifier; the controller's agent list and inventory graph; the link,
+# chat and queue benches with release binaries; the read sandbox; ssh for comparison.
+# The fan-out bench runs on its own (cargo bench -p vigil-tests --bench fanout), like
+# make fleet and make soak. Write the figures (machine, date, numbers) into BENCHMARKS.md
+# and move the figures they replace to docs/benchmarks-history.md.
 bench:
 	$(CARGO) bench -p vigil-shared --bench classify
 	$(CARGO) build --release -p vigil-controller -p vigil-agent
@@ -106,7 +112,7 @@ bench:
 	$(CARGO) bench -p vigil-agent --bench sandbox
 	tests/benches/ssh-compare.sh
 
-# Optional: coverage-guided fuzzing of the classifier with cargo-fuzz (libFuzzer), which
+# Optional: coverage-guided fuzzing of FUZZ_TARGET with cargo-fuzz (libFuzzer), which
 # needs nightly features; RUSTC_BOOTSTRAP=1 unlocks them on the pinned stable toolchain.
 fuzz:
 	@if ! $(CARGO) fuzz --version >/dev/null 2>&1; then \

@@ -2,10 +2,10 @@
 //! (`-Wl,--strip-all`, unless `VIGIL_AGENT_KEEP_SYMBOLS=1`: the release profile strips only
 //! debug information, so a profiling build with symbols has the same symbol names).
 //!
-//! The release `vigil-agent` is also linked with LLVM's linker and the hot-code
-//! order in `link-order.txt`: the functions the agent runs while it starts, stays
-//! connected and runs a read are laid out next to each other, so an idle agent keeps
-//! fewer code pages resident (BENCHMARKS.md, "Agent link"). The order is made by
+//! The release `vigil-agent` is also linked with LLVM's linker and the hot-code order in
+//! `link-order.txt`: the functions the agent runs while it starts, stays connected and runs
+//! a read are laid out next to each other, so an idle agent keeps fewer code pages resident
+//! (BENCHMARKS.md, "Agent size and idle memory"). The order is made by
 //! `host-agent/benches/link-order.sh`; a stale entry is skipped, never an error. Without
 //! `ld.lld` on the build machine, or with `VIGIL_AGENT_LINK_ORDER=0`, the agent is linked
 //! as before, with a warning.

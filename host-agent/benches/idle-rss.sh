@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The idle agent's resident memory (BENCHMARKS.md, "Agent link"): a controller, one agent
-# enrolled with a join token that connects, heartbeats and discovers Docker (when the
-# engine answers), and runs nothing. Prints VmRSS, RssAnon, RssFile and the thread count
+# The idle agent's resident memory (BENCHMARKS.md, "Agent size and idle memory"): a
+# controller, one agent enrolled with a join token that connects, heartbeats and discovers
+# Docker (when the engine answers), and runs nothing. Prints VmRSS, RssAnon, RssFile and the thread count
 # every STEP seconds for IDLE seconds. The controller's build does not matter for this
 # figure; the agent should be the shipping build (`cargo build --profile release-agent`).
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make agent-order: writes host-agent/link-order.txt, the hot-code order the release agent
-# is linked with (host-agent/build.rs; BENCHMARKS.md, "Agent link"). It links the release
-# agent with its symbols kept (the same profile, so the same symbol names), runs it under valgrind's callgrind against a debug controller (start, enrol, connect,
+# is linked with (host-agent/build.rs; BENCHMARKS.md, "Agent size and idle memory"). It
+# links the release agent with its symbols kept (the same profile, so the same symbol names), runs it under valgrind's callgrind against a debug controller (start, enrol, connect,
 # discover, heartbeat for IDLE seconds while a container starts and stops every CHURN_S
 # seconds (so the Docker events path and rediscovery are in the order; needs the Docker
 # engine and /bin/busybox for a `FROM scratch` image, skipped without them), run READS

@@ -3,10 +3,10 @@
 //! tonic's own `ProstCodec` gives every stream an 8 KiB encode buffer and an 8 KiB decode
 //! buffer. A controller holding 10,000 agent streams keeps 20,000 of them, and their pages
 //! become resident bit by bit as messages cycle through them: the last slow growth of the
-//! fleet soak (BENCHMARKS.md, "Fleet soak"). The link's messages are mostly far smaller
-//! (heartbeats, exec requests, short output), so [`LinkCodec`] starts each buffer at
-//! [`BUFFER_SIZE`]. A larger message grows its buffer in steps of that size, as tonic
-//! does, and the batching threshold for streamed output stays tonic's 32 KiB.
+//! fleet soak (docs/benchmarks-history.md, "Fleet soak"). The link's messages are mostly
+//! far smaller (heartbeats, exec requests, short output), so [`LinkCodec`] starts each
+//! buffer at [`BUFFER_SIZE`]. A larger message grows its buffer in steps of that size, as
+//! tonic does, and the batching threshold for streamed output stays tonic's 32 KiB.
 
 use std::marker::PhantomData;
 

@@ -1,10 +1,10 @@
-//! The approval lifecycle of writes (DESIGN §7.2). [`Approvals::request`] stores a pending
-//! approval and hands the turn a [`Pending`] to wait on; [`Approvals::decide`] records an
-//! operator's decision (atomically, one winner), and an approval runs in
-//! [`Approvals::run`]: claimed once in the database, signed with the grant key for that
-//! approval, agent, target and command, dispatched in WRITE mode through the exec service,
-//! and its outcome written on the approval, in the audit chain, and to the waiting turn or,
-//! when no turn waits any more, as a message of its session.
+//! The approval lifecycle of writes (docs/design.md §9.2, docs/assistant.md).
+//! [`Approvals::request`] stores a pending approval and hands the turn a [`Pending`] to
+//! wait on; [`Approvals::decide`] records an operator's decision (atomically, one winner),
+//! and an approval runs in [`Approvals::run`]: claimed once in the database, signed with
+//! the grant key for that approval, agent, target and command, dispatched in WRITE mode
+//! through the exec service, and its outcome written on the approval, in the audit chain,
+//! and to the waiting turn or, when no turn waits any more, as a message of its session.
 
 mod grant;
 mod level;

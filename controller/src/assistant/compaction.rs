@@ -1,9 +1,9 @@
 //! Keeping long investigations inside the context window, without model calls:
 //! tool results older than [`KEEP_ITERATIONS`] model calls and longer than
-//! [`COMPACT_OVER`] characters are replaced by their extracted facts when there are any, or
-//! cut to their head and tail with a marker; and a session longer than the history window
-//! keeps a rolling summary of what came before (its questions and answers), so it keeps
-//! going.
+//! [`COMPACT_OVER`] characters are replaced by their extracted facts when the caller gives
+//! any (the turn gives none yet, so in a turn they are always cut), or cut to their head
+//! and tail with a marker; and a session longer than the history window keeps a rolling
+//! summary of what came before (its questions and answers), so it keeps going.
 
 use crate::llm::Message;
 

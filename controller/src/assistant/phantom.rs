@@ -1,6 +1,7 @@
-//! Phantom detection (DESIGN §7, item 5): a final answer that claims what no successful tool
-//! call of this turn produced is replaced by [`safe_message`] and counted. Pure: the check
-//! reads the answer and the list of calls the turn [`Executed`], nothing else.
+//! Phantom detection (docs/design.md §9, item 5): a final answer that claims what no
+//! successful tool call of this turn produced is replaced by [`safe_message`] and counted.
+//! Pure: the check reads the answer and the list of calls the turn [`Executed`], nothing
+//! else.
 //!
 //! The answer is split into prose (sentences, then clauses at `,;:` and dashes) and fenced
 //! blocks; inline code is blanked and blockquotes are skipped, so a quoted command is never

@@ -1,5 +1,5 @@
-//! The tools, their actions and arguments, exactly as DESIGN §7.1 fixes them. Everything
-//! else (schemas, validation, classes) is derived from this table.
+//! The tools, their actions and arguments, exactly as docs/design.md §9.1 lists them.
+//! Everything else (schemas, validation, classes) is derived from this table.
 
 use super::class::ToolClass;
 

@@ -114,8 +114,8 @@ fn init_logging(default: &str) {
 
 /// Run `future` on a single-threaded runtime. The agent's work is waiting on sockets and
 /// child processes; one thread does it, and every extra worker would cost its own stack
-/// and malloc arena while the agent idles (BENCHMARKS.md). Blocking calls still go to
-/// tokio's blocking pool, whose threads exit when idle.
+/// and malloc arena while the agent idles (docs/benchmarks-history.md). Blocking calls
+/// still go to tokio's blocking pool, whose threads exit when idle.
 fn block_on(future: impl Future<Output = Result<()>>) -> Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,16 +1,16 @@
 //! Running admitted commands: one process per command, supervised to its end.
 //!
 //! A [`Runner`] turns a target and a command string into the process to start (the host
-//! runner: `bash -c CMD` with a fixed environment in a new process group). Targets that
-//! are not the host go to a [`Backend`] (Proxmox `pct`/`qm` in [`proxmox`], the Docker
-//! engine in [`docker`], Kubernetes in [`pod`]), which the platform detection provides;
-//! the same limits and events apply to every backend: each feeds its output into the one
-//! [`pump`], which forwards it as chunks of at most [`CHUNK_BYTES`] the moment it is read
-//! and enforces the hard timeout, cancellation, the output cap and the one kill (DESIGN.md
+//! runner: `bash -c CMD` with a fixed environment in a new process group). Targets that are
+//! not the host go to a [`Backend`] (Proxmox `pct`/`qm` in [`proxmox`], the Docker engine
+//! in [`docker`], Kubernetes in [`pod`]), which the platform detection provides; the same
+//! limits and events apply to every backend: each feeds its output into the one [`pump`],
+//! which forwards it as chunks of at most [`CHUNK_BYTES`] the moment it is read and
+//! enforces the hard timeout, cancellation, the output cap and the one kill (docs/design.md
 //! invariant 6). [`process::supervise`] runs a process-based command: stdin `/dev/null`,
-//! its own process group, SIGKILL of the whole group followed by reaping.
-//! A read on the host runs confined by the kernel so that it cannot write ([`sandbox`]);
-//! an approved write runs as it is.
+//! its own process group, SIGKILL of the whole group followed by reaping. A read on the
+//! host runs confined by the kernel so that it cannot write ([`sandbox`]); an approved
+//! write runs as it is.
 
 #[cfg(feature = "docker")]
 pub mod docker;

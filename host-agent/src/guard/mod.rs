@@ -1,5 +1,5 @@
 //! The agent's own gate: every [`ExecRequest`] passes [`Guard::admit`] before it runs,
-//! whatever the controller already decided (DESIGN.md invariant 7).
+//! whatever the controller already decided (docs/design.md, invariant 7).
 //!
 //! The checks run in the order of the contract's table; the first that fails produces one
 //! [`Refusal`]. Reads are classified again with `vigil_shared::policy::classify`; writes

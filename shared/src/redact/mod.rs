@@ -1,7 +1,7 @@
-//! Secret redaction for tool output (DESIGN.md §2, invariant 10): secret-looking values are
-//! replaced with [`MARKER`] before the text reaches the model, the chat stream, the session
-//! store or the logs. [`redact`] scrubs a whole text; [`StreamRedactor`] scrubs output that
-//! arrives in chunks and gives the same result for any chunking.
+//! Secret redaction for tool output (docs/design.md, invariant 10): secret-looking values
+//! are replaced with [`MARKER`] before the text reaches the model, the chat stream, the
+//! session store or the logs. [`redact`] scrubs a whole text; [`StreamRedactor`] scrubs
+//! output that arrives in chunks and gives the same result for any chunking.
 //!
 //! # What is redacted
 //!

@@ -1,6 +1,7 @@
 //! The gates in a real loop: the FSM (reads never deadlock; write → read → write; no
 //! answer before verification), strict resolution, the routing chain of reads, the
-//! rewrite of unbounded reads, and parallel reads. Reference failure modes 1, 2 and 4.
+//! rewrite of unbounded reads, and parallel reads. Failure modes 1, 2 and 4 of
+//! docs/design.md §9.
 
 use std::time::Instant;
 

@@ -1,5 +1,5 @@
-//! The wrong-host edit (reference failure mode 5) with a real Docker container: the user
-//! names a container, the model edits the file on its host; the edit is refused with
+//! The wrong-host edit (failure mode 5, docs/design.md §9) with a real Docker container:
+//! the user names a container, the model edits the file on its host; the edit is refused with
 //! `ROUTING_MISMATCH` naming the container, and the retried edit's approval targets the
 //! container. Bulk discovery alone does not trigger it.
 

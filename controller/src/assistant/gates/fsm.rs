@@ -1,8 +1,9 @@
 //! The session FSM. RESOLVING until something is resolved (a write there is left to strict
 //! resolution, which names the missing resource); READING while investigating;
 //! VERIFYING after a successful write, until the first successful read (then back to
-//! READING, so write → read → write works: reference failure modes 2 and 4). Tools are
-//! judged by their class (tool and action), never by command text (failure mode 1).
+//! READING, so write → read → write works: failure modes 2 and 4 of docs/design.md §9).
+//! Tools are judged by their class (tool and action), never by command text (failure mode
+//! 1).
 
 use super::GateBlock;
 use crate::tools::class::ToolClass;

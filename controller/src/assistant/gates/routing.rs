@@ -2,9 +2,9 @@
 //!
 //! - **Strict resolution:** a write needs a resource this session resolved (found by a
 //!   query or named by the user), never a name the model made up.
-//! - **Routing (reference failure mode 5):** a command or file operation aimed at a node or
-//!   host, while the session explicitly accessed a guest or container on it, most likely
-//!   meant the guest: the same path often exists on both. It is refused with
+//! - **Routing (failure mode 5, docs/design.md §9):** a command or file operation aimed at
+//!   a node or host, while the session explicitly accessed a guest or container on it, most
+//!   likely meant the guest: the same path often exists on both. It is refused with
 //!   `ROUTING_MISMATCH`, auto-recoverable, naming the right target. Resources merely listed
 //!   by bulk discovery do not count, and a host the user named is not second-guessed. It
 //!   applies to `read` (every action), `control command`/`service` and `file_edit`; not to

@@ -1,6 +1,6 @@
-//! The knowledge accumulator and its gate (DESIGN §7, items 3, 6 and 7). Pure: facts come
-//! from tool results ([`Knowledge::extract`], deterministic, no model call), live in a
-//! bounded session store and answer repeated reads without running them.
+//! The knowledge accumulator and its gate (docs/design.md §9, items 3, 6 and 7). Pure:
+//! facts come from tool results ([`Knowledge::extract`], deterministic, no model call),
+//! live in a bounded session store and answer repeated reads without running them.
 //!
 //! * **Facts** are keyed by what produced them (`<resource>|exec|<command>`,
 //!   `<resource>|metrics`, `<host>|docker|<container>`, …); a value holds at most
@@ -26,7 +26,7 @@ mod tests;
 
 use serde_json::Value;
 
-/// Default bounds (DESIGN §7, item 7).
+/// Default bounds (docs/design.md §9, item 7).
 pub const MAX_FACTS: usize = 60;
 /// Default bound on the characters of all keys and values.
 pub const MAX_CHARS: usize = 2000;

@@ -1,7 +1,7 @@
-//! Model quirks (DESIGN §7 item 9), pure text handling for local models: tool calls a model
-//! wrote into its text are recovered into real calls ([`recover_tool_calls`]), and
-//! reasoning blocks and vendor artifacts are kept from the user ([`VisibleText`]) and from
-//! the store ([`strip_reasoning`]).
+//! Model quirks (docs/design.md §9, item 9), pure text handling for local models: tool
+//! calls a model wrote into its text are recovered into real calls
+//! ([`recover_tool_calls`]), and reasoning blocks and vendor artifacts are kept from the
+//! user ([`VisibleText`]) and from the store ([`strip_reasoning`]).
 //!
 //! Recovered styles: a bare JSON call (or array of calls) that is the message or ends it
 //! ([`plain`]), fenced code holding one ([`plain`]), tagged blocks — Hermes/Qwen

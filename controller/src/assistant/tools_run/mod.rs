@@ -1,8 +1,8 @@
-//! Running the model's tool calls (DESIGN §7.1) through the gates, in this order: the
-//! call's own validation (unknown tool, action or argument: `INVALID_INPUT`, classified a
-//! write), loop detection, the FSM, strict resolution (writes), the routing check, then the
-//! tool itself: resolve tools read the inventory, read tools classify their command and run
-//! it as a READ, write tools become approvals (or refusals, or signed runs, by control
+//! Running the model's tool calls (docs/design.md §9.1) through the gates, in this order:
+//! the call's own validation (unknown tool, action or argument: `INVALID_INPUT`, classified
+//! a write), loop detection, the FSM, strict resolution (writes), the routing check, then
+//! the tool itself: resolve tools read the inventory, read tools classify their command and
+//! run it as a READ, write tools become approvals (or refusals, or signed runs, by control
 //! level). A blocked read that says how to recover (`auto_recoverable` with a
 //! `suggested_rewrite`) is retried once with the rewrite; a routing mismatch names the
 //! right target for the model to use.

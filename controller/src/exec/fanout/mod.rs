@@ -70,8 +70,8 @@ pub struct FanoutAnswer {
 
 impl ExecService {
     /// Picks the targets of `spec` and starts sending them the command. An empty selection
-    /// is `NOT_FOUND`; a target that is neither an agent id nor a resource id is
-    /// `INVALID_INPUT`.
+    /// is `NOT_FOUND`; a target that is neither an agent id, a resource id nor a resource's
+    /// name or alias is `NOT_FOUND`, and a name several resources share `INVALID_INPUT`.
     pub async fn fanout(&self, spec: FanoutSpec) -> Result<Fanout> {
         let started = Instant::now();
         let agents = enrolled(&self.agents);

@@ -1,4 +1,4 @@
-//! The one output pump every backend runs its command through: DESIGN.md invariant 6
+//! The one output pump every backend runs its command through: docs/design.md invariant 6
 //! (hard timeout, cancellation, output cap, kill) is enforced here and nowhere else.
 //!
 //! A backend starts its command, feeds what it produces into a channel of [`Piece`]s
