@@ -263,3 +263,21 @@ fn git_listing_flags_do_not_hide_modifying_flags() {
         read(cmd);
     }
 }
+
+/// Every pure reader is one: no family rule (with its table) shadows an entry of
+/// `PURE_READERS`, so the list holds only tools that are judged by it.
+#[test]
+fn pure_readers_are_not_shadowed_by_a_rule() {
+    for name in super::commands::catalog::PURE_READERS {
+        // `test` and `[` are judged by the shell layer's own parser (test_expr.rs).
+        if matches!(*name, "[" | "test") {
+            continue;
+        }
+        let cmd = format!("{name} --an-option-no-tool-has");
+        let c = classify(&cmd);
+        assert!(
+            c.allowed_as_read() && c.reasons.iter().any(|r| r.ends_with("only reads")),
+            "{name} is in PURE_READERS but a rule judges it: {c:?}"
+        );
+    }
+}

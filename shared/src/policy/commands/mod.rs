@@ -3,7 +3,7 @@
 //! within a rule, write patterns are always checked before read forms.
 
 mod awk;
-mod catalog;
+pub(crate) mod catalog;
 mod cluster;
 mod configtest;
 mod containers;
