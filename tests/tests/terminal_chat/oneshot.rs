@@ -118,3 +118,15 @@ async fn one_shot_without_a_terminal_names_the_approval_waits_and_prints_only_th
     assert!(err.contains("↺ answer withdrawn"), "{err}");
     assert!(file.exists(), "the write approved elsewhere ran");
 }
+
+/// Issue 23: in one-shot direct mode the command's output is the answer, so
+/// `chat -m '/read @vm …' > out.txt` captures it; the activity lines stay on stderr.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_shot_direct_mode_writes_the_commands_output_to_stdout() {
+    let env = Env::start().await;
+    let url = env.url();
+    let message = format!("/read @{} seq 5", env.resource());
+    let (code, out, err) = chat(&["--url", &url, "-m", &message], &env.token()).await;
+    assert_eq!((code, out.as_str()), (0, "1\n2\n3\n4\n5\n"), "{err}");
+    assert!(err.contains("✓ read"), "{err}");
+}

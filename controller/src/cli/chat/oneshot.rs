@@ -1,4 +1,5 @@
-//! `chat -m TEXT`: one message, the answer on standard output, notes on standard error,
+//! `chat -m TEXT`: one message, the answer on standard output (in direct mode, `/read …`,
+//! the command's standard output), notes on standard error,
 //! and an exit code for scripts (see `chat --help`). When standard output is not a
 //! terminal the answer is written when the turn ends, so an answer the server withdrew
 //! never reaches a pipe.
@@ -25,6 +26,10 @@ pub async fn run(api: &ChatApi, args: &ChatArgs, message: &str) -> Result<u8> {
     let mut screen = Screen::new(style, false);
     if !std::io::stdout().is_terminal() {
         screen = screen.hold_answer();
+    }
+    // Direct mode (`/read @vm uname -s`) has no model answer: the command's output is it.
+    if message.trim_start().starts_with('/') {
+        screen = screen.output_as_answer();
     }
     let mentions = mentions::resolve(api, message).await;
     let body = chat_body(

@@ -47,6 +47,9 @@ pub struct Renderer {
     held: Option<String>,
     outputs: HashMap<String, ToolOutput>,
     pieces: Vec<Piece>,
+    /// A command's standard output is the answer (one-shot direct mode: `chat -m '/read
+    /// @vm uname -s' > out.txt` captures it), whole and as it is.
+    output_is_answer: bool,
 }
 
 impl Renderer {
@@ -60,7 +63,16 @@ impl Renderer {
             held: None,
             outputs: HashMap::new(),
             pieces: Vec::new(),
+            output_is_answer: false,
         }
+    }
+
+    /// Writes the standard output of the commands the turn runs as the answer, whole,
+    /// instead of a few lines among the notes (one-shot direct mode: there is no model
+    /// answer, the output is what was asked for). Their standard error stays a note.
+    pub fn output_as_answer(mut self) -> Renderer {
+        self.output_is_answer = true;
+        self
     }
 
     /// Holds the answer back until `done`, so a withdrawn answer (`content_replaced`) never
@@ -143,6 +155,11 @@ impl Renderer {
             }
             ChatEvent::ToolStart { name, input, .. } => {
                 self.line(&style.bold(&format!("⚙ {}", tool_summary(name, input))));
+            }
+            ChatEvent::ToolOutput { text, stream, .. }
+                if self.output_is_answer && stream == "stdout" =>
+            {
+                self.answer(text);
             }
             ChatEvent::ToolOutput {
                 tool_call_id, text, ..

@@ -35,6 +35,14 @@ impl Screen {
         }
     }
 
+    /// Writes the commands' standard output as the answer ([`Renderer::output_as_answer`]).
+    pub fn output_as_answer(self) -> Screen {
+        Screen {
+            renderer: self.renderer.output_as_answer(),
+            ..self
+        }
+    }
+
     /// Writes the held answer now (a turn that ended without `done`).
     pub fn release_answer(&mut self) -> Result<()> {
         self.renderer.release();

@@ -190,3 +190,42 @@ fn a_held_answer_is_written_once_without_what_was_withdrawn() {
             .any(|p| p.channel == Channel::Notes && p.text.contains("withdrawn (not verified)"))
     );
 }
+
+#[test]
+fn in_one_shot_direct_mode_the_commands_output_is_the_answer() {
+    let mut r = Renderer::new(Style::plain(), false).output_as_answer();
+    r.event(&ChatEvent::ToolStart {
+        tool_call_id: "c1".into(),
+        name: "read".into(),
+        input: json!({"action": "exec", "resource_id": "vm", "command": "seq 5"}),
+    });
+    for (stream, text) in [
+        ("stdout", "1\n2\n3\n"),
+        ("stderr", "warn\n"),
+        ("stdout", "4\n5\n"),
+    ] {
+        r.event(&ChatEvent::ToolOutput {
+            tool_call_id: "c1".into(),
+            stream: stream.into(),
+            text: text.into(),
+        });
+    }
+    r.event(&end(true, None));
+    let pieces = r.take();
+    let answer: String = pieces
+        .iter()
+        .filter(|p| p.channel == Channel::Answer)
+        .map(|p| p.text.as_str())
+        .collect();
+    // Whole (more than OUTPUT_LINES lines), unprefixed, and only standard output.
+    assert_eq!(answer, "1\n2\n3\n4\n5\n");
+    let notes: String = pieces
+        .iter()
+        .filter(|p| p.channel == Channel::Notes)
+        .map(|p| p.text.as_str())
+        .collect();
+    assert!(
+        notes.contains("warn") && notes.contains("✓ read"),
+        "{notes}"
+    );
+}
