@@ -183,12 +183,14 @@ async fn direct_mode_without_a_model_and_the_agents_resources_and_audit_views() 
     let name = env.host.hostname().await;
     b.send(&format!("/read @{name} echo direct-mode-works"))
         .await;
-    // A finished card folds away; opening it shows the command and the output.
+    // A direct-mode card stays open when it ends (no answer text follows it): the
+    // command and its output show without a click, and the target reads as a name.
     b.find(".tool-card .tool-status.ok").await;
-    b.click(".tool-card summary").await;
     b.wait_text(".tool-card .tool-command", "echo direct-mode-works")
         .await;
     b.wait_text(".tool-card .tool-output", "direct-mode-works")
+        .await;
+    b.wait_text(".tool-card .tool-target", &format!("{name} (host)"))
         .await;
     // A blocked call shows its code and hint, and nothing ran.
     let kept = tempfile::tempdir().unwrap();
@@ -218,7 +220,11 @@ async fn direct_mode_without_a_model_and_the_agents_resources_and_audit_views() 
     b.wait_text(".resource-results td", &env.host.host).await;
     b.click(".resource-results tr.clickable").await;
     let chain = b.wait_text(".resource-detail .chain", "via agent").await;
-    assert!(chain.contains(&env.host.agent.state.id), "{chain}");
+    assert!(chain.contains(&format!("via agent {name}")), "{chain}");
+    assert!(
+        !chain.contains(&env.host.agent.state.id),
+        "a person reads the agent's host name, not its id: {chain}"
+    );
 
     // Audit (admin): the chain is verified, and the reads are there.
     b.click("[data-view=audit]").await;

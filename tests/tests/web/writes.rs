@@ -40,9 +40,20 @@ async fn approve_a_file_edit_with_its_diff_and_deny_a_command_with_a_reason() {
     m.push(Reply::Text("The app now runs **4 workers**.".into()));
     b.send("give the app 4 workers").await;
 
-    // The card: the command, the route, the diff, the time left; the badge counts it.
+    // The card leads with the file and its diff (the transport command is one click
+    // away), names the target, shows the route and the time left; the badge counts it.
     let card = b.wait_text(".approval-card", "Approval needed").await;
-    assert!(card.contains(&path_text), "{card}");
+    b.wait_text(".approval-card .approval-file", &path_text)
+        .await;
+    assert!(
+        !card.contains("base64 -d"),
+        "the transport command leads: {card}"
+    );
+    b.click(".approval-card .exact-command summary").await;
+    b.wait_text(".approval-card .exact-command", "base64 -d")
+        .await;
+    b.wait_text(".approval-card .approval-target", "(host)")
+        .await;
     b.wait_text(".approval-card .diff .del", "workers = 2")
         .await;
     b.wait_text(".approval-card .diff .add", "workers = 4")

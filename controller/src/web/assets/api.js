@@ -106,3 +106,24 @@ export class SseParser {
     else if (field === 'data') this.data.push(value);
   }
 }
+
+/** Agents' host names by id (one GET /api/agents, kept for a minute): a person reads names. */
+let namesCache = null;
+export function agentNames() {
+  if (!namesCache || Date.now() - namesCache.at > 60_000) {
+    const names = get('/api/agents')
+      .then((agents) => new Map(agents.map((a) => [a.id, a.hostname])))
+      .catch(() => new Map());
+    namesCache = { at: Date.now(), names };
+  }
+  return namesCache.names;
+}
+
+/** `name (kind)` of a resource id, or null when it is not one the inventory knows. */
+export async function resourceLabel(id) {
+  if (!id || !String(id).includes(':')) return null;
+  try {
+    const r = await get(`/api/resources/${encodeURIComponent(id)}`);
+    return { text: `${r.name} (${r.kind})`, resource: r };
+  } catch { return null; }
+}

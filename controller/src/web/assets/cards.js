@@ -2,7 +2,7 @@
 // cards (command, target and its routing chain, risk, reasons, diff, time left, decide).
 
 import { h, append, replace, timeLeft } from './dom.js';
-import { get, post } from './api.js';
+import { get, post, agentNames, resourceLabel } from './api.js';
 
 /** The most output a card keeps, in characters; older output is dropped with a note. */
 const MAX_OUTPUT = 200_000;
@@ -15,14 +15,24 @@ export function describeInput(input) {
   return rest.map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
 }
 
+/** Shows `el` as the resource's `name (kind)` once known, its id in the tooltip. */
+function labelResource(el, id) {
+  if (!el || !id) return;
+  el.title = id;
+  resourceLabel(id).then((label) => { if (label) el.textContent = label.text; });
+}
+
 export class ToolCard {
-  constructor({ tool_call_id, name, input }) {
+  /** `keepOpen`: the card stays open when the call ends (direct mode: no answer text). */
+  constructor({ tool_call_id, name, input }, { keepOpen = false } = {}) {
     this.id = tool_call_id;
     this.size = 0;
+    this.keepOpen = keepOpen;
     this.status = h('span.tool-status.running', { title: 'running' }, '…');
     this.duration = h('span.tool-duration');
     const action = input && input.action ? ` ${input.action}` : '';
     const target = input && input.resource_id ? h('span.tool-target', input.resource_id) : null;
+    if (target) labelResource(target, input.resource_id);
     const command = describeInput(input);
     this.output = h('pre.tool-output', { hidden: true });
     this.outcome = h('div.tool-outcome');
@@ -56,7 +66,7 @@ export class ToolCard {
       this.el.classList.add('failed');
       replace(this.outcome, h('span.error-code', error_code || 'FAILED'));
       this.el.open = true;
-    } else if (!this.touched) {
+    } else if (!this.touched && !this.keepOpen) {
       this.el.open = false;
     }
   }
@@ -113,12 +123,20 @@ export class ApprovalCard {
     this.buttons = canDecide
       ? h('div.approval-actions', this.approveButton, this.reason, this.denyButton)
       : h('div.approval-actions.note', 'An operator or admin must decide this approval.');
+    this.target = h('div.approval-target', a.resource_id || a.target || a.agent || '');
+    // A file edit leads with the file and its diff; the command that carries it (the bytes
+    // the grant signs) stays one click away.
+    const file = a.diff ? diffFile(a.diff) : null;
+    const what = a.diff
+      ? [h('div.label', 'File'), h('div.approval-file', file || '(see the change)'),
+        h('div.label', 'Change'), renderDiff(a.diff),
+        h('details.exact-command', h('summary', 'Exact command (what the grant signs)'), h('pre.approval-command', a.command))]
+      : [h('div.label', 'Command'), h('pre.approval-command', a.command)];
     this.el = h('section.approval-card', { dataset: { approvalId: this.id } },
       h('header', h('strong', 'Approval needed'), h(`span.risk.risk-${a.risk || 'unknown'}`, a.risk || 'unknown'), this.left),
-      h('div.label', 'Command'), h('pre.approval-command', a.command),
-      h('div.label', 'Target'), h('div.approval-target', a.target || a.resource_id || a.agent || ''), this.chain,
+      what,
+      h('div.label', 'Target'), this.target, this.chain,
       reasons.length ? [h('div.label', 'Why it needs approval'), h('ul.reasons', reasons.map((r) => h('li', r)))] : null,
-      a.diff ? [h('div.label', 'Change'), renderDiff(a.diff)] : null,
       this.buttons, this.state);
     this.tick = () => this.updateClock();
     this.updateClock();
@@ -136,9 +154,15 @@ export class ApprovalCard {
   async loadChain(a) {
     try {
       const row = a.resource_id !== undefined ? a : await get(`/api/ai/approvals/${encodeURIComponent(this.id)}`);
-      if (!row.resource_id) { this.chain.textContent = row.agent ? `Route: agent ${row.agent}` : ''; return; }
+      const names = await agentNames();
+      if (!row.resource_id) {
+        this.chain.textContent = row.agent ? `Route: agent ${names.get(row.agent) || row.agent}` : '';
+        return;
+      }
       const r = await get(`/api/resources/${encodeURIComponent(row.resource_id)}`);
-      replace(this.chain, 'Route: ', chainText(r));
+      this.target.textContent = `${r.name} (${r.kind})`;
+      this.target.title = r.id;
+      replace(this.chain, 'Route: ', chainText(r, names));
     } catch { this.chain.textContent = ''; }
   }
 
@@ -193,9 +217,19 @@ export class ApprovalCard {
   }
 }
 
-/** `container web on lxc 141 via agent abc (connected)`: a resource's chain as text. */
-export function chainText(resource) {
+/** `lxc:141 via agent delly (pct)`: a resource's chain as text, agents by host name when
+ * `names` (id → host name) knows them. */
+export function chainText(resource, names = new Map()) {
   const paths = resource.chain || [];
   if (!paths.length) return 'no route';
-  return paths.map((p) => `${p.target} via agent ${p.agent}${p.via ? ` (${p.via})` : ''}${p.connected ? '' : ' — offline'}`).join('; ');
+  return paths.map((p) => `${p.target} via agent ${names.get(p.agent) || p.agent}${p.via ? ` (${p.via})` : ''}${p.connected ? '' : ' — offline'}`).join('; ');
+}
+
+/** The file a unified diff changes: its `+++` line, whose `b` prefix the controller puts
+ * before the absolute path (`+++ b/etc/motd` is /etc/motd). */
+export function diffFile(diff) {
+  const line = String(diff).split('\n').find((l) => l.startsWith('+++ '));
+  if (!line) return null;
+  const path = line.slice(4).split('\t')[0].trim();
+  return path.startsWith('b/') ? path.slice(1) : path;
 }

@@ -114,6 +114,7 @@ export class ChatView {
     if (this.sessionId) body.session_id = this.sessionId;
     else body.control_level = this.level.value;
     this.input.value = '';
+    this.completer.reset();
     this.picked.clear();
     const turn = new Turn(this.log, message, this.ctx());
     this.setRunning(new AbortController());

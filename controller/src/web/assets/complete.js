@@ -106,6 +106,10 @@ export class Completer {
   }
 
   close() { this.list.hidden = true; this.items = []; }
+
+  /** The message was sent: close the list, and drop a search still on its way (it would
+   * open the list again above an empty box). */
+  reset() { this.seq += 1; this.close(); }
 }
 
 /** The mentions a message carries: the picked resources whose `@name` is still in it. */

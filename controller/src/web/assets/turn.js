@@ -1,5 +1,5 @@
 // One exchange in the chat: the user's message and the assistant's answer, built from the
-// chat stream's events (DESIGN §8) or replayed from a session's stored messages.
+// chat stream's events (docs/assistant.md) or replayed from a session's stored messages.
 
 import { h, append } from './dom.js';
 import { renderMarkdown } from './markdown.js';
@@ -12,6 +12,8 @@ export class Turn {
     this.tools = new Map();
     this.approvals = new Map();
     this.segment = null;
+    // Direct mode (`/read @vm df -h`): no answer text follows, so tool cards stay open.
+    this.direct = typeof userText === 'string' && userText.trim().startsWith('/');
     if (userText !== null) log.append(h('div.msg.user', h('div.bubble', userText)));
     this.body = h('div.answer');
     this.el = h('div.msg.assistant', this.body);
@@ -52,7 +54,7 @@ export class Turn {
         break;
       }
       case 'tool_start': {
-        const card = new ToolCard(data);
+        const card = new ToolCard(data, { keepOpen: this.direct });
         this.tools.set(data.tool_call_id, card);
         this.body.append(card.el);
         this.segment = null;

@@ -2,7 +2,7 @@
 // then one resource's facts and routing chain) and the audit log (admins).
 
 import { h, replace } from './dom.js';
-import { get } from './api.js';
+import { get, agentNames } from './api.js';
 import { ApprovalCard, chainText } from './cards.js';
 
 function when(text) {
@@ -80,7 +80,7 @@ export class ResourcesView {
     try { r = await get(`/api/resources/${encodeURIComponent(id)}`); } catch (err) { this.app.toast(err); return; }
     const facts = Object.entries(r.facts || {});
     replace(this.detail, h('h3', r.name), h('p.mono', r.id),
-      h('div.label', 'Route'), h('p.chain', chainText(r)),
+      h('div.label', 'Route'), h('p.chain', chainText(r, await agentNames())),
       r.parent ? [h('div.label', 'Parent'), h('p.mono', r.parent)] : null,
       (r.aliases || []).length ? [h('div.label', 'Aliases'), h('p', r.aliases.join(', '))] : null,
       h('div.label', 'Facts'),
@@ -106,10 +106,13 @@ export class AuditView {
         : h('span.pill.bad', `Chain BROKEN at row ${v.broken_seq}: ${v.why}`));
       const since = v.intact ? Math.max(0, v.rows - 200) : 0;
       const rows = await get(`/api/audit?limit=200&since=${since}`);
+      const names = await agentNames();
       rows.reverse();
       replace(this.body, table(['#', 'When', 'Actor', 'Action', 'Target', 'Command', 'Outcome'], rows.map((r) => h('tr',
         h('td', r.seq), h('td', when(r.at)), h('td', r.actor), h('td', r.action),
-        h('td.mono', r.target || r.agent || ''), h('td.mono', r.command || ''),
+        h('td', { title: [r.agent, r.target].filter(Boolean).join(' ') },
+          [names.get(r.agent) || r.agent, r.target].filter(Boolean).join(' · ')),
+        h('td.mono', r.command || ''),
         h('td', r.outcome, r.exit_code !== null && r.exit_code !== undefined ? ` (exit ${r.exit_code})` : ''))), 'The audit log is empty.'));
     } catch (err) { this.app.toast(err); }
   }
