@@ -68,10 +68,12 @@ async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
         agent: _agent,
     } = ChatHost::start(scripted_llm_args(&model, Protocol::OpenAi)).await;
     model.push(Reply::Text("Hello from Vigil.".into()));
-    model.push(Reply::ToolCalls(vec![(
-        "read".into(),
-        json!({"action": "exec", "resource_id": host, "command": "uptime"}),
-    )]));
+    // A local model writes its call into the text: the call runs, and its markup never
+    // reaches a client that cannot take streamed text back.
+    let args = json!({"action": "exec", "resource_id": host, "command": "uptime"});
+    model.push(Reply::Text(format!(
+        "Let me look.\n<tool_call>{{\"name\": \"read\", \"arguments\": {args}}}</tool_call>"
+    )));
     model.push(Reply::Text("It is up.".into()));
     let base = format!("{}/v1", ctrl.api.base());
     let token = ctrl.api.token().to_owned();
@@ -105,6 +107,11 @@ async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
     let stream = check("stream");
     let stream = stream.as_str().unwrap();
     assert!(stream.contains("read exec `uptime`"), "{stream}");
+    assert!(stream.starts_with("Let me look."), "{stream}");
+    assert!(
+        !stream.contains("tool_call") && !stream.contains("\"arguments\""),
+        "the call's markup reached the client: {stream}"
+    );
     assert!(stream.ends_with("It is up."), "{stream}");
     assert!(
         !stream.contains("refused or failed"),

@@ -1,6 +1,7 @@
-//! The tags the visible text loses: reasoning blocks, vendor regions (DeepSeek's tool-call
-//! markup, Llama's role headers, gpt-oss's analysis channel) and single special tokens that
-//! local servers let through as text.
+//! The tags the visible text loses: reasoning blocks, vendor regions (tool-call markup
+//! written into the text: DeepSeek's, Hermes/Qwen's `<tool_call>`, Llama's `<function=…>`;
+//! Llama's role headers, gpt-oss's analysis channel) and single special tokens that local
+//! servers let through as text.
 
 /// A block whose content never reaches the user.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +45,16 @@ pub(super) const REGIONS: &[Region] = &[
     vendor("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     vendor("<|DSML|function_calls>", "</|DSML|function_calls>"),
     vendor("<|start_header_id|>", "<|end_header_id|>"),
+    // Tool calls a local model writes into its text (recovered from the text before this
+    // filter runs, `tagged.rs`): never shown, and held back while a tag may be starting,
+    // so a client that cannot take text back (`/v1/chat/completions`) never gets markup.
+    vendor("<tool_call>", "</tool_call>"),
+    vendor("<tool_calls>", "</tool_calls>"),
+    vendor("<tool_use>", "</tool_use>"),
+    vendor("<function_call>", "</function_call>"),
+    vendor("<functioncall>", "</functioncall>"),
+    vendor("<|tool_call|>", "<|/tool_call|>"),
+    vendor("<function=", "</function>"),
 ];
 
 /// Special tokens dropped wherever they appear.

@@ -56,6 +56,24 @@ const CASES: &[(&str, &str)] = &[
     ("Ok<|tool▁calls▁begin|>x<|tool▁calls▁end|>", "Ok"),
     ("Ok<｜DSML｜function_calls>x</｜DSML｜function_calls>", "Ok"),
     ("Ok<end▁of▁thinking>", "Ok"),
+    // Tool calls written into the text never show, split anywhere (the markup is held
+    // back while it may be starting).
+    (
+        "Let me check.\n<tool_call>{\"name\": \"read\", \"arguments\": {\"command\": \"uptime\"}}</tool_call>",
+        "Let me check.\n",
+    ),
+    ("Ok<tool_calls>[]</tool_calls>", "Ok"),
+    ("Ok<function_call>{}</function_call> done", "Ok done"),
+    ("Ok<|tool_call|>{}<|/tool_call|>", "Ok"),
+    (
+        "Ok\n<function=read>\n<parameter=action>\nlogs\n</parameter>\n</function>",
+        "Ok\n",
+    ),
+    ("a <tool_call> never closed {\"name\": \"read\"", "a "),
+    (
+        "x < y and <tool is not a tag",
+        "x < y and <tool is not a tag",
+    ),
 ];
 
 #[test]
