@@ -28,7 +28,7 @@ pub use pump::{Outcome, send_finished};
 pub use sandbox::{ReadSandbox, Scratch};
 
 use crate::guard::{Admitted, Mode, Refusal, RejectCode};
-use crate::inventory::BoxFuture;
+use futures_util::future::BoxFuture;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,7 @@ use super::pump::{Exit, Kill, Outcome, Piece, Pump, Stop, read_into};
 use super::sandbox::{self, Confinement};
 use super::{Limits, rejected};
 use crate::guard::RejectCode;
-use crate::inventory::BoxFuture;
+use futures_util::future::BoxFuture;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;

@@ -1,15 +1,12 @@
 //! The interface every discovery source implements.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use vigil_shared::resource::Resource;
 
-/// A boxed future, so sources and backends can be trait objects.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use futures_util::future::BoxFuture;
 
 /// Who is scanning: the names sources build ids and paths from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,10 +9,10 @@ mod stream;
 
 use super::{Backend, FIXED_ENV, Outcome, Run};
 use crate::guard::{Refusal, RejectCode};
-use crate::inventory::BoxFuture;
 use bollard::Docker;
 use bollard::errors::Error as DockerError;
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use futures_util::future::BoxFuture;
 use std::future::Future;
 use std::time::Duration;
 use vigil_shared::ids::ExecTarget;

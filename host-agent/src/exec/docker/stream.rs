@@ -6,10 +6,10 @@
 use super::kill::{belongs_to, kill_tree};
 use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
 use crate::exec::{Outcome, Run};
-use crate::inventory::BoxFuture;
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::errors::Error as DockerError;
+use futures_util::future::BoxFuture;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;

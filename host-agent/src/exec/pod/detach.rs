@@ -3,7 +3,7 @@
 //! closes the connection.
 
 use crate::exec::pump::{Kill, Stop};
-use crate::inventory::BoxFuture;
+use futures_util::future::BoxFuture;
 use tokio::task::JoinHandle;
 
 /// The pump's kill action for a pod command: drop the exec stream (or the log read) and

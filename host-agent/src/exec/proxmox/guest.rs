@@ -9,7 +9,7 @@ use super::ProxmoxTools;
 use super::tools::capture;
 use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
 use crate::exec::{Limits, Outcome, Run};
-use crate::inventory::BoxFuture;
+use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::process::Command;

@@ -12,8 +12,8 @@ pub use tools::{Captured, MissingTool, ProxmoxTools, TOOL_OUTPUT_CAP, TOOL_TIMEO
 
 use super::{Backend, Outcome, Run, supervise};
 use crate::guard::{Refusal, RejectCode};
-use crate::inventory::BoxFuture;
 use crate::inventory::proxmox::parse;
+use futures_util::future::BoxFuture;
 use std::process::Command;
 use std::sync::Arc;
 use tokio::sync::mpsc;

@@ -15,7 +15,7 @@ mod run;
 mod tests;
 
 use super::{CHUNK_BYTES, Limits};
-use crate::inventory::BoxFuture;
+use futures_util::future::BoxFuture;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
