@@ -357,9 +357,11 @@ async fn bad_selections_get_clear_errors() {
             "INVALID_INPUT",
         ),
         (
+            // A target may be a resource's name (as chat's @NAME): one that no resource
+            // has is not found, rather than a malformed id.
             json!({"targets": ["not an id"], "command": "uptime"}),
-            400,
-            "INVALID_INPUT",
+            404,
+            "NOT_FOUND",
         ),
         (json!({"all": true, "command": " "}), 400, "INVALID_INPUT"),
         (
