@@ -30,10 +30,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 
 /// k3s/microk8s: `rules/k3s.toml` finds `kubectl`; its arguments go to kubectl's table.
 fn k3s(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("k3s") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "k3s");
     if w.deny.is_some() || w.path.first().map(String::as_str) != Some("kubectl") {
         return judge(cmd.name, &w);
     }
@@ -44,10 +41,7 @@ fn k3s(cmd: &Cmd<'_>) -> Verdict {
 /// stern: `rules/stern.toml` decides; without `--no-follow` (or with `--no-follow=false`)
 /// it follows forever.
 fn stern(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("stern") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "stern");
     let v = judge("stern", &w);
     if v.is_write() {
         return v;
@@ -68,10 +62,7 @@ fn stern(cmd: &Cmd<'_>) -> Verdict {
 /// crictl: `rules/crictl.toml` finds the command and checks every option; `logs -f` and
 /// `stats --watch` are reads that do not end.
 fn crictl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("crictl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "crictl");
     let v = judge("crictl", &w);
     if v.is_write() {
         return v;

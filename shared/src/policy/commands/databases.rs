@@ -31,10 +31,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 /// mysqladmin: `rules/mysqladmin.toml` checks every option and finds the first command;
 /// every further operand is another command, each a read named in full.
 fn mysqladmin(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("mysqladmin") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "mysqladmin");
     let v = judge(cmd.name, &w);
     if v.is_write() {
         return v;
@@ -74,10 +71,7 @@ fn inspected(sql: &[&str], flavor: Flavor, client: &str) -> Verdict {
 /// `file:…?mode=ro` URI, or `:memory:`): a read-write open creates the file when the path
 /// does not exist, as the write oracle saw.
 fn sqlite(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("sqlite3") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "sqlite3");
     let v = judge(cmd.name, &w);
     if v.is_write() {
         return v;
@@ -202,10 +196,7 @@ fn sqlite_ro_name(db: &str) -> bool {
 
 /// psql: `rules/psql.toml` decides the options; the SQL of every `-c` is inspected.
 fn psql(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("psql") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "psql");
     let v = judge("psql", &w);
     if v.is_write() {
         return v;
@@ -279,10 +270,7 @@ fn psql_meta_writes(meta: &str) -> Option<String> {
 
 /// mysql/mariadb: `rules/mysql.toml` checks every option; each `-e` text is inspected.
 fn mysql(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     if v.is_write() {
         return v;

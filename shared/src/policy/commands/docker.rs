@@ -30,10 +30,7 @@ pub(super) fn podman(cmd: &Cmd<'_>) -> Verdict {
 /// docker, nerdctl and podman, each with its table.
 pub(super) fn docker(cmd: &Cmd<'_>) -> Verdict {
     let name = cmd.name;
-    let w = match cmd.walk(name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, name);
     for host in w.all("host") {
         // pflag drops the `=` of `-H=ssh://…`; Go lowercases the scheme.
         match host

@@ -124,10 +124,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 /// table and checked here; `-r` repeats forever.
 fn lsof(cmd: &Cmd<'_>) -> Verdict {
     const PLUS: &[&str] = &["+c", "+d", "+D", "+E", "+e", "+f", "+fg", "+fG", "+L", "+w"];
-    let w = match cmd.walk("lsof") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "lsof");
     let v = options::judge("lsof", &w);
     if v.is_write() {
         return v;
@@ -153,10 +150,7 @@ fn lsof(cmd: &Cmd<'_>) -> Verdict {
 /// shuf: `rules/shuf.toml` decides (every `-o` counts); `-r` without `-n` repeats
 /// forever.
 fn shuf(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("shuf") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "shuf");
     let v = options::judge("shuf", &w);
     if v.is_write() || !w.has("repeat") || w.has("head-count") {
         return v;
@@ -180,10 +174,7 @@ fn unzip(cmd: &Cmd<'_>) -> Verdict {
 
 /// tee: `rules/tee.toml` for the options; every operand but /dev/null is a file it writes.
 fn tee(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("tee") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "tee");
     let v = options::judge("tee", &w);
     if v.is_write() {
         return v;
@@ -213,10 +204,7 @@ fn tee(cmd: &Cmd<'_>) -> Verdict {
 
 /// dd: `rules/dd.toml` (only --help and --version); `of=` writes unless /dev/null.
 fn dd(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("dd") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "dd");
     let v = options::judge("dd", &w);
     if v.is_write() {
         return v;
@@ -255,10 +243,7 @@ fn obsolete_follow(args: &[Word]) -> bool {
 /// tail: `rules/tail.toml` decides; a follow form is a read that does not end, rewritten
 /// from the walk as `tail -n 200` with the other options and the files.
 fn tail(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("tail") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "tail");
     let v = options::judge("tail", &w);
     let follow = w.has("f") || w.has("F") || w.has("follow") || obsolete_follow(cmd.args);
     if v.is_write() || !follow {
@@ -311,10 +296,7 @@ fn tail(cmd: &Cmd<'_>) -> Verdict {
 /// lz4: `rules/lz4.toml` decides; `-B`, `-b`, `-e`, `-i` take attached digits (and `-B`
 /// the letters D, I, X), after which lz4 reads the rest of the word as more flags.
 fn lz4(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("lz4") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "lz4");
     for id in ["B", "b", "e", "i"] {
         for o in w.all(id) {
             let ok = o.fixed().is_some_and(|v| {

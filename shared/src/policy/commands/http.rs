@@ -8,10 +8,7 @@ use crate::policy::options::judge;
 /// curl is a read only for GET/HEAD to standard output over http(s) or file. Its options
 /// are `rules/curl.toml`; each request after `--next` is judged with its own options.
 pub(super) fn curl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("curl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "curl");
     let v = judge("curl", &w);
     if v.is_write() {
         return v;

@@ -25,10 +25,7 @@ pub(super) fn kubectl(cmd: &Cmd<'_>) -> Verdict {
             Err(v) => return v,
         }
     }
-    let w = match cmd.walk("kubectl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "kubectl");
     let Some(verb) = w.path.first().map(String::as_str) else {
         return judge("kubectl", &w);
     };

@@ -9,10 +9,7 @@ use crate::policy::options::judge;
 /// tailscale: `rules/tailscale.toml` decides; `netcheck --every` and `ping -c 0` run
 /// until stopped.
 fn tailscale(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("tailscale") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "tailscale");
     let v = judge("tailscale", &w);
     let forever = w
         .all("every")
@@ -31,10 +28,7 @@ fn tailscale(cmd: &Cmd<'_>) -> Verdict {
 
 /// nmap: `rules/nmap.toml` decides; `-sC` (scan type letters after `-s`) runs scripts.
 fn nmap(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("nmap") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "nmap");
     if w.all("s")
         .any(|o| o.fixed().is_none_or(|t| t.contains('C')))
     {
@@ -63,10 +57,7 @@ fn prlimit(cmd: &Cmd<'_>) -> Verdict {
         "locks",
         "rttime",
     ];
-    let w = match cmd.walk("prlimit") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "prlimit");
     let v = judge("prlimit", &w);
     if v.is_write() {
         return v;
@@ -87,10 +78,7 @@ fn prlimit(cmd: &Cmd<'_>) -> Verdict {
 /// npm: only `npm --version` reads (`rules/npm.toml`); every other command writes npm's
 /// debug log and update-notifier state under ~/.npm, even to list.
 fn npm(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("npm") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "npm");
     if !judge("npm", &w).is_write() {
         return Verdict::read("npm --version prints the version");
     }
@@ -116,10 +104,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "exportfs" => cmd.by_table("exportfs"),
         "showmount" => cmd.by_table("showmount"),
         "nfsstat" => {
-            let w = match cmd.walk("nfsstat") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "nfsstat", Some);
             let v = judge("nfsstat", &w);
             if v.is_write() || !w.has("sleep") {
                 v
@@ -131,10 +116,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "hwclock" | "taskset" | "chrt" | "wipefs" | "yq" => cmd.by_table(cmd.name),
         "prlimit" => prlimit(cmd),
         "ipmitool" => {
-            let w = match cmd.walk("ipmitool") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "ipmitool", Some);
             let v = judge("ipmitool", &w);
             if v.is_write() || !(w.has("a") || w.has("Y")) {
                 v

@@ -2,6 +2,24 @@
 //! content inspection, and the conservative fallback. Each module owns a family of tools;
 //! within a rule, write patterns are always checked before read forms.
 
+/// `cmd.walk(tool)` ([`Cmd::walk`]: the command read with the tool's option table), or
+/// return its refusal from the calling rule; `walk!(cmd, tool, Some)` wraps the refusal
+/// for a rule that answers `Option<Verdict>`.
+macro_rules! walk {
+    ($cmd:expr, $tool:expr) => {
+        match $cmd.walk($tool) {
+            Ok(w) => w,
+            Err(v) => return v,
+        }
+    };
+    ($cmd:expr, $tool:expr, $wrap:path) => {
+        match $cmd.walk($tool) {
+            Ok(w) => w,
+            Err(v) => return $wrap(v),
+        }
+    };
+}
+
 mod awk;
 pub(crate) mod catalog;
 mod cluster;

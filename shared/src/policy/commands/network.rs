@@ -9,10 +9,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
     let v = match cmd.name {
         "ip" => super::iproute::ip(cmd),
         "ss" => {
-            let w = match cmd.walk("ss") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "ss", Some);
             let v = judge("ss", &w);
             if v.is_write() || !w.has("events") {
                 v
@@ -24,10 +21,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "netstat" => {
-            let w = match cmd.walk("netstat") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "netstat", Some);
             let v = judge("netstat", &w);
             if v.is_write() || !w.has("continuous") {
                 v
@@ -43,10 +37,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "tracepath" => cmd.by_table("tracepath"),
         "tcptraceroute" => cmd.by_table("tcptraceroute"),
         "mtr" => {
-            let w = match cmd.walk("mtr") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "mtr", Some);
             let v = judge("mtr", &w);
             let report = [
                 "report",
@@ -85,10 +76,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         | "ip6tables-nft-save" => cmd.by_table("iptables-save"),
         "nft" => nft(cmd),
         "ufw" => {
-            let w = match cmd.walk("ufw") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "ufw", Some);
             let v = judge("ufw", &w);
             let exits = ["version", "help", "h"].iter().any(|id| w.has(id))
                 || matches!(
@@ -107,10 +95,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "firewall-cmd" => {
-            let w = match cmd.walk("firewall-cmd") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "firewall-cmd", Some);
             let v = judge("firewall-cmd", &w);
             if v.is_write() || !w.occs.is_empty() {
                 v
@@ -119,10 +104,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
             }
         }
         "ethtool" => {
-            let w = match cmd.walk("ethtool") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "ethtool", Some);
             let v = judge("ethtool", &w);
             if v.is_write() || !w.has("monitor") {
                 v
@@ -138,10 +120,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
         "bridge" => super::iproute::bridge(cmd),
         "tc" => super::iproute::tc(cmd),
         "conntrack" => {
-            let w = match cmd.walk("conntrack") {
-                Ok(w) => w,
-                Err(v) => return Some(v),
-            };
+            let w = walk!(cmd, "conntrack", Some);
             let v = judge("conntrack", &w);
             if v.is_write() || !(w.has("E") || w.has("event")) {
                 v
@@ -161,10 +140,7 @@ fn ping(cmd: &Cmd<'_>) -> Verdict {
         "ping6" => "ping",
         name => name,
     };
-    let w = match cmd.walk(tool) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, tool);
     let v = judge(tool, &w);
     let ends = if tool == "fping" {
         !w.has("loop") || w.has("version") || w.has("help")
@@ -204,10 +180,7 @@ fn ping(cmd: &Cmd<'_>) -> Verdict {
 /// tcpdump: `rules/tcpdump.toml` decides; without a count (or a file to read) it
 /// captures forever, rewritten with `-c 100`.
 fn tcpdump(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("tcpdump") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "tcpdump");
     let v = judge("tcpdump", &w);
     if v.is_write() || w.has("c") || w.has("r") || w.has("V") {
         return v;
@@ -221,10 +194,7 @@ fn tcpdump(cmd: &Cmd<'_>) -> Verdict {
 /// tshark and dumpcap: their tables decide; a live capture without a count, an
 /// autostop condition or a file to read runs until stopped (rewritten with `-c 100`).
 fn capture(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     let ends = [
         "c",
@@ -254,10 +224,7 @@ fn capture(cmd: &Cmd<'_>) -> Verdict {
 /// nft's grammar, where `;` and a newline start another command, so an operand holding
 /// them (or computed at run time, which may) is not a read. `monitor` streams.
 fn nft(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("nft") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "nft");
     let v = judge("nft", &w);
     if v.is_write() {
         return v;
@@ -288,10 +255,7 @@ fn nc(cmd: &Cmd<'_>) -> Verdict {
         "netcat" => "nc",
         name => name,
     };
-    let w = match cmd.walk(tool) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, tool);
     let v = judge(tool, &w);
     if !v.is_write() {
         return v;

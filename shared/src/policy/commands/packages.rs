@@ -24,10 +24,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 /// rpm: `rules/rpm.toml`; a package named by URL (`rpm -qp https://…`) is downloaded to
 /// a temporary file by rpm's URL helper.
 fn rpm(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("rpm") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "rpm");
     let v = judge("rpm", &w);
     if v.is_write() {
         return v;
@@ -48,10 +45,7 @@ fn rpm(cmd: &Cmd<'_>) -> Verdict {
 /// pacman: `rules/pacman.toml` reads the words; the operation decides what its letters
 /// mean (`-Ss` searches, `-Rs` removes recursively, `-Qu` lists upgrades, `-Su` upgrades).
 fn pacman(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("pacman") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "pacman");
     let v = judge("pacman", &w);
     if v.is_write() {
         return v;

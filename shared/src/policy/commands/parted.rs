@@ -12,10 +12,7 @@ pub(crate) fn parted(cmd: &Cmd<'_>) -> Verdict {
         "s", "B", "kB", "MB", "MiB", "GB", "GiB", "TB", "TiB", "%", "cyl", "chs", "compact",
         "unit", "print", "p", "free", "list", "all", "help",
     ];
-    let w = match cmd.walk("parted") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "parted");
     let v = options::judge("parted", &w);
     if v.is_write() {
         return v;

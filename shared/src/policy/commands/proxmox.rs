@@ -22,10 +22,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 
 /// pct: `rules/pct.toml` decides; `exec` runs its inner command, `enter` is a shell.
 fn pct(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("pct") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "pct");
     match w.path.first().map(String::as_str) {
         Some("exec") => guest_exec(cmd, "pct exec", 1),
         Some("enter" | "console") => {
@@ -38,10 +35,7 @@ fn pct(cmd: &Cmd<'_>) -> Verdict {
 
 /// qm: `rules/qm.toml` decides; `guest`, `agent`, `wait` and the terminals here.
 fn qm(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("qm") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "qm");
     let sub = w.path.first().map(String::as_str);
     match sub {
         Some("guest") => match cmd.args.get(1).and_then(|w| w.fixed()) {

@@ -192,10 +192,7 @@ fn sub_reads(cmd: &str) -> Option<&'static [&'static str]> {
 /// redis-cli: `rules/redis-cli.toml` checks every option (up to the command, where
 /// redis-cli stops reading them); `--cluster SUB`, the modes and the command are here.
 pub(crate) fn redis_cli(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("redis-cli") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "redis-cli");
     let v = judge(cmd.name, &w);
     if v.is_write() {
         return v;

@@ -216,10 +216,7 @@ fn test_builtin(cmd: &Cmd<'_>) -> Verdict {
 /// bash does; `command -v`/`-V` only look names up, otherwise the operands are a command
 /// judged on its own.
 fn command_builtin(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = super::super::options::judge(cmd.name, &w);
     if v.is_write() {
         return v;

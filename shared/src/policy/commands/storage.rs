@@ -40,10 +40,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 /// mount and swapon: the table reads the options; an operand names what to mount or
 /// enable.
 fn with_operands(cmd: &Cmd<'_>, tool: &str, risk: Risk, why: &str) -> Verdict {
-    let w = match cmd.walk(tool) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, tool);
     let v = judge(tool, &w);
     if v.is_write() || w.operands.is_empty() {
         return v;
@@ -53,10 +50,7 @@ fn with_operands(cmd: &Cmd<'_>, tool: &str, risk: Risk, why: &str) -> Verdict {
 
 /// Tools taking `[interval [count]]`: an interval without a count repeats forever.
 fn interval_tool(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     if v.is_write() {
         return v;
@@ -111,10 +105,7 @@ fn arcstat_unbounded(cmd: &Cmd<'_>, w: &Walk<'_, '_>) -> bool {
 /// ceph: `rules/ceph.toml` reads the options and the command's prefix words; here `-s`
 /// (status, no command) and `-w` (a stream).
 fn ceph(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("ceph") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "ceph");
     let v = judge("ceph", &w);
     if v.is_write() {
         return v;
@@ -142,10 +133,7 @@ fn ceph(cmd: &Cmd<'_>) -> Verdict {
 /// smartctl: `rules/smartctl.toml`; here the `-l` values that set or reset (`scterc,N,M`,
 /// `scttempint,N`, `sasphy,reset`, `sataphy,reset`).
 fn smartctl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("smartctl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "smartctl");
     let v = judge("smartctl", &w);
     if v.is_write() {
         return v;

@@ -39,10 +39,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 
 /// dmesg: `rules/dmesg.toml` decides; -w/-W follow forever (rewritten to the last lines).
 fn dmesg(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("dmesg") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "dmesg");
     let v = judge("dmesg", &w);
     if v.is_write() || !(w.has("follow") || w.has("follow-new")) {
         return v;
@@ -78,10 +75,7 @@ fn operand_write(
 
 /// sysctl: `rules/sysctl.toml` decides; an operand NAME=VALUE sets a parameter.
 fn sysctl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("sysctl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "sysctl");
     let v = judge("sysctl", &w);
     if v.is_write() {
         return v;
@@ -91,10 +85,7 @@ fn sysctl(cmd: &Cmd<'_>) -> Verdict {
 
 /// hostname: `rules/hostname.toml` decides; any operand is a name to set.
 fn hostname(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("hostname") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "hostname");
     let v = judge("hostname", &w);
     if v.is_write() {
         return v;
@@ -104,10 +95,7 @@ fn hostname(cmd: &Cmd<'_>) -> Verdict {
 
 /// date: `rules/date.toml` decides; an operand that is not a +FORMAT sets the clock.
 fn date(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("date") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "date");
     let v = judge("date", &w);
     if v.is_write() {
         return v;
@@ -122,10 +110,7 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
         return Verdict::unknown("bare openssl is interactive")
             .unbounded(UnboundedCategory::Repl, None);
     }
-    let w = match cmd.walk("openssl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "openssl");
     let sub = w.path.first().map(String::as_str);
     if sub == Some("s_server") {
         return Verdict::write(Risk::Medium, "openssl s_server opens a listener")
@@ -147,10 +132,7 @@ fn openssl(cmd: &Cmd<'_>) -> Verdict {
 /// kill: only listing the signals and `kill -0 PID` (signal 0 checks that it exists) read;
 /// a signal option the table does not declare (`-9`, `-HUP`) is a signal sent.
 fn kill(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("kill") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "kill");
     let check = w.occs.len() == 1 && w.has("0") && !w.operands.is_empty();
     if w.deny.is_none() && (w.has("list") || w.has("table") || check) {
         return Verdict::read("kill -l/-0 only checks");
@@ -160,10 +142,7 @@ fn kill(cmd: &Cmd<'_>) -> Verdict {
 
 /// udevadm: `rules/udevadm.toml` decides; `monitor` follows events forever.
 fn udevadm(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("udevadm") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "udevadm");
     let v = judge("udevadm", &w);
     if !v.is_write() && w.path.first().map(String::as_str) == Some("monitor") {
         return v.unbounded(UnboundedCategory::Stream, None);
@@ -174,10 +153,7 @@ fn udevadm(cmd: &Cmd<'_>) -> Verdict {
 /// inotifywait/inotifywatch: `rules/inotifywait.toml` decides; they wait forever unless a
 /// non-zero timeout is given without -m.
 fn inotify(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     let timeout = w.all("timeout").last().is_some_and(|o| {
         o.fixed()
@@ -193,10 +169,7 @@ fn inotify(cmd: &Cmd<'_>) -> Verdict {
 /// strace/ltrace: never a read (their tables say so); attaching to a process is also a
 /// stream until it ends.
 fn tracer(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     let attach = if cmd.name == "strace" { "attach" } else { "p" };
     if w.has(attach) {
@@ -207,10 +180,7 @@ fn tracer(cmd: &Cmd<'_>) -> Verdict {
 
 /// perf: `rules/perf.toml` decides; `perf top` samples forever on a terminal.
 fn perf(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("perf") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "perf");
     let v = judge("perf", &w);
     if !v.is_write() && w.path.first().map(String::as_str) == Some("top") {
         return v.unbounded(UnboundedCategory::Tty, None);
@@ -220,10 +190,7 @@ fn perf(cmd: &Cmd<'_>) -> Verdict {
 
 /// iperf/iperf3: `rules/iperf*.toml` decide; a server (-s, -D) listens until stopped.
 fn iperf(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     if w.has("server") || w.has("daemon") {
         return v.unbounded(UnboundedCategory::Stream, None);
@@ -234,10 +201,7 @@ fn iperf(cmd: &Cmd<'_>) -> Verdict {
 /// iotop/iotop-c: `rules/iotop.toml` decides; without -b and -n it refreshes forever.
 /// iotop-c is never a read: it creates its configuration directory.
 fn iotop(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk(cmd.name) {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, cmd.name);
     let v = judge(cmd.name, &w);
     if cmd.name == "iotop-c" && !v.is_write() {
         // Seen by the write oracle: iotop-c creates ~/.config/iotop at start, even in
@@ -256,10 +220,7 @@ fn iotop(cmd: &Cmd<'_>) -> Verdict {
 /// killall: only `killall -l` reads; a signal option the table does not declare (`-9`)
 /// is a signal sent.
 fn killall(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("killall") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "killall");
     let v = judge("killall", &w);
     if w.has("list") && !v.is_write() {
         return Verdict::read("killall -l lists signals");
@@ -269,10 +230,7 @@ fn killall(cmd: &Cmd<'_>) -> Verdict {
 
 /// nvidia-smi: `rules/nvidia-smi.toml` decides; -l/--loop repeats until stopped.
 fn nvidia_smi(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("nvidia-smi") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "nvidia-smi");
     let v = judge("nvidia-smi", &w);
     if v.is_write() || !(w.has("loop") || w.has("loop-ms")) {
         return v;
@@ -285,10 +243,7 @@ fn nvidia_smi(cmd: &Cmd<'_>) -> Verdict {
 
 /// chronyc: `rules/chronyc.toml` decides; without a command it is interactive.
 fn chronyc(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("chronyc") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "chronyc");
     let v = judge("chronyc", &w);
     if !v.is_write() && w.path.is_empty() && !(w.has("version") || w.has("help")) {
         return Verdict::unknown("bare chronyc is interactive")
@@ -301,10 +256,7 @@ fn chronyc(cmd: &Cmd<'_>) -> Verdict {
 /// standard output (`-x -`) or prints its help or version. Any other form edits the
 /// sudoers file in an editor.
 fn visudo(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("visudo") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "visudo");
     let v = judge("visudo", &w);
     let mode = ["check", "export", "help", "version"];
     if v.is_write() || !mode.iter().any(|id| w.has(id)) {
@@ -334,10 +286,7 @@ fn terminal(cmd: &Cmd<'_>, v: Verdict) -> Verdict {
 /// (screen prints and exits while reading its options, but its letters take values the
 /// table cannot place: `-t x -v` gives `-v` to -t and attaches with `x`).
 fn screen(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("screen") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "screen");
     let v = judge("screen", &w);
     let alone = w.occs.len() == 1 && w.operands.is_empty();
     if !v.is_write() && alone && (w.has("version") || w.has("help")) {
@@ -461,10 +410,7 @@ fn tmux(cmd: &Cmd<'_>) -> Verdict {
 /// top: `rules/top.toml` decides; without both -b and -n it refreshes forever (rewritten
 /// in batch mode for one iteration).
 fn top(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("top") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "top");
     let v = judge("top", &w);
     let (batch, count) = (w.has("batch-mode"), w.has("iterations"));
     if v.is_write() || (batch && count) {
@@ -484,10 +430,7 @@ fn top(cmd: &Cmd<'_>) -> Verdict {
 /// crontab: `rules/crontab.toml` decides; -r removes the crontab (whatever else is given)
 /// and -e opens an editor.
 fn crontab(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("crontab") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "crontab");
     if w.has("r") {
         return Verdict::write(Risk::High, "crontab -r removes the crontab");
     }

@@ -27,10 +27,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 
 /// systemctl: `rules/systemctl.toml` decides; `edit` also opens an editor.
 fn systemctl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("systemctl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "systemctl");
     let v = judge("systemctl", &w);
     if w.path.first().map(String::as_str) == Some("edit") && v.is_write() {
         return v
@@ -43,10 +40,7 @@ fn systemctl(cmd: &Cmd<'_>) -> Verdict {
 /// journalctl: `rules/journalctl.toml` decides; `-f` follows forever (rewritten with a
 /// line count and a start time).
 fn journalctl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("journalctl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "journalctl");
     let v = judge("journalctl", &w);
     if v.is_write() || !w.has("follow") {
         return v;
@@ -66,10 +60,7 @@ fn journalctl(cmd: &Cmd<'_>) -> Verdict {
 /// service: `rules/service.toml` for its exact options; `--status-all` or `--version`
 /// alone, or `NAME status` alone, reads.
 fn service(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("service") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "service");
     let v = judge("service", &w);
     if v.is_write() {
         return v;
@@ -91,10 +82,7 @@ fn service(cmd: &Cmd<'_>) -> Verdict {
 
 /// timedatectl: `rules/timedatectl.toml` decides; `--monitor` follows timesyncd forever.
 fn timedatectl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("timedatectl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "timedatectl");
     let v = judge("timedatectl", &w);
     if w.has("monitor") && !v.is_write() {
         return v.unbounded(UnboundedCategory::Stream, None);
@@ -104,10 +92,7 @@ fn timedatectl(cmd: &Cmd<'_>) -> Verdict {
 
 /// resolvectl: `rules/resolvectl.toml` decides; `monitor` follows forever.
 fn resolvectl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("resolvectl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "resolvectl");
     let v = judge("resolvectl", &w);
     if w.path.first().map(String::as_str) == Some("monitor") && !v.is_write() {
         return v.unbounded(UnboundedCategory::Stream, None);
@@ -117,10 +102,7 @@ fn resolvectl(cmd: &Cmd<'_>) -> Verdict {
 
 /// coredumpctl: `rules/coredumpctl.toml` decides; `debug` is an interactive debugger.
 fn coredumpctl(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("coredumpctl") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "coredumpctl");
     let v = judge("coredumpctl", &w);
     if matches!(w.path.first().map(String::as_str), Some("debug" | "gdb")) {
         return v.unbounded(UnboundedCategory::Tty, None);
@@ -131,10 +113,7 @@ fn coredumpctl(cmd: &Cmd<'_>) -> Verdict {
 /// systemd-cgtop: `rules/systemd-cgtop.toml` decides; without iterations it refreshes
 /// forever (rewritten in batch mode for one iteration).
 fn cgtop(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("systemd-cgtop") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "systemd-cgtop");
     let v = judge("systemd-cgtop", &w);
     if v.is_write() || w.has("iterations") || w.has("1") {
         return v;

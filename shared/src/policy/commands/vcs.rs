@@ -16,10 +16,7 @@ pub(crate) fn classify(cmd: &Cmd<'_>) -> Option<Verdict> {
 
 /// git: `rules/git*.toml` read the global options, find the subcommand and decide it.
 fn git(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("git") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "git");
     let v = judge("git", &w);
     let Some(sub) = w.path.first().map(String::as_str) else {
         return v;

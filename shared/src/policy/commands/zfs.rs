@@ -11,10 +11,7 @@ pub(super) fn zfs(cmd: &Cmd<'_>) -> Verdict {
 }
 
 pub(super) fn zpool(cmd: &Cmd<'_>) -> Verdict {
-    let w = match cmd.walk("zpool") {
-        Ok(w) => w,
-        Err(v) => return v,
-    };
+    let w = walk!(cmd, "zpool");
     let v = judge("zpool", &w);
     if v.is_write() {
         return v;
