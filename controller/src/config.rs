@@ -16,9 +16,9 @@ use clap::Args;
 pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
 
+use crate::agents::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
 use crate::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
-use crate::gateway::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};

@@ -124,7 +124,7 @@ async fn resources_are_searched_and_shown_with_their_chain() {
             hello,
             tx,
             1_000,
-            vigil_controller::gateway::queue::QueueLimits::default(),
+            vigil_controller::agents::queue::QueueLimits::default(),
         ))
         .unwrap();
 

@@ -8,7 +8,7 @@
 use std::alloc::System;
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
-use vigil_controller::gateway::sessions::outbound_channel;
+use vigil_controller::agents::sessions::outbound_channel;
 use vigil_proto::agent::v1::{ControllerMessage, ExecRequest, controller_message};
 
 #[global_allocator]

@@ -1,9 +1,16 @@
 //! The agents the controller knows: an in-memory [`registry`] of every enrolled agent
 //! (loaded from the database at start, the database staying the record), joined with the
-//! live streams to list them; what the streams report, written in batches ([`writer`]);
-//! and revocation (database, the handshake's revocation set, and the live stream).
+//! live streams ([`sessions`], each with its command queue, [`queue`]) to list them; what
+//! the streams report, written in batches ([`writer`]); which agent speaks for each
+//! Proxmox node ([`claims`]); and revocation (database, the handshake's revocation set
+//! [`revocations`], and the live stream). The gateway (transport) uses this state; this
+//! module never imports the gateway.
 
+pub mod claims;
+pub mod queue;
 pub mod registry;
+pub mod revocations;
+pub mod sessions;
 pub mod writer;
 
 use std::collections::BTreeMap;
@@ -16,12 +23,13 @@ use vigil_proto::agent::v1::{Goodbye, SandboxPolicy, controller_message};
 use vigil_shared::ids::AgentId;
 
 use crate::clock::{rfc3339, unix_now};
-use crate::gateway::claims::NodeClaims;
-use crate::gateway::{RevocationSet, Sessions};
 use crate::inventory::Inventory;
 use crate::store::Store;
 use crate::store::agents::AgentRow;
 use crate::{Error, Result};
+use claims::NodeClaims;
+pub use revocations::RevocationSet;
+use sessions::Sessions;
 
 pub use registry::Registry;
 pub use writer::Writer;

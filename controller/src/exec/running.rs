@@ -177,7 +177,7 @@ impl Running {
                 ApiCode::SlowReader,
                 format!(
                     "the output was not read fast enough: the command was cut off after {} buffered events",
-                    crate::gateway::sessions::EVENT_BUFFER
+                    crate::agents::sessions::EVENT_BUFFER
                 ),
             )),
             Ok(None) => Err(Error::AgentGone(self.stream.agent())),

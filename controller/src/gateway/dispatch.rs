@@ -10,9 +10,9 @@ use tokio::time::Instant;
 use vigil_proto::agent::v1::{Cancel, ExecEvent, ExecRequest, controller_message, exec_event};
 use vigil_shared::ids::AgentId;
 
-use super::queue::Slot;
-use super::sessions::Session;
 use crate::agents::Agents;
+use crate::agents::queue::Slot;
+use crate::agents::sessions::Session;
 use crate::{Error, Result};
 
 /// Routes commands to connected agents.

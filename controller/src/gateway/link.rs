@@ -19,7 +19,7 @@ use vigil_shared::ids::AgentId;
 use vigil_shared::tls::agent_id_from_cert;
 
 use super::outbound::OutboundStream;
-use super::sessions::{AgentHello, Outgoing, Session, outbound_channel};
+use crate::agents::sessions::{AgentHello, Outgoing, Session, outbound_channel};
 use crate::agents::{Agents, HelloRecord};
 use crate::clock::{unix_now, unix_now_ms};
 use crate::pki::Pki;

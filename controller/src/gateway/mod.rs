@@ -1,18 +1,16 @@
 //! The agent gateway: one TCP listener, TLS chosen per ClientHello ([`tls`]), a revocation-
 //! aware client verifier ([`verifier`]), the Enrollment service ([`enrollment`]), the
-//! AgentLink streams ([`link`], [`sessions`]) and the dispatch of commands to agents
+//! AgentLink streams ([`link`]; the live sessions are `crate::agents::sessions`) and the
+//! dispatch of commands to agents
 //! ([`dispatch`]). [`Gateway::serve`] runs the accept loop and feeds two tonic servers,
 //! one per kind of connection, through their own incoming queues.
 
-pub mod claims;
 pub mod convert;
 pub mod dispatch;
 pub mod enrollment;
 pub mod inventory;
 pub mod link;
 pub mod outbound;
-pub mod queue;
-pub mod sessions;
 pub mod tls;
 pub mod verifier;
 
@@ -31,12 +29,13 @@ use tracing::{debug, warn};
 use vigil_proto::agent::v1::agent_link_server::AgentLinkServer;
 use vigil_proto::agent::v1::enrollment_server::EnrollmentServer;
 
+pub use crate::agents::RevocationSet;
+pub use crate::agents::sessions::{AgentHello, Session, Sessions};
 pub use dispatch::{Dispatcher, ExecStream};
 pub use enrollment::EnrollmentService;
 pub use link::LinkService;
-pub use sessions::{AgentHello, Session, Sessions};
 pub use tls::{ConnectionKind, ENROLL_ALPN, GatewayTls};
-pub use verifier::{AgentCertVerifier, RevocationSet};
+pub use verifier::AgentCertVerifier;
 
 use crate::{Error, Result};
 

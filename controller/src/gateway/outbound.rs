@@ -10,7 +10,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tonic::Status;
 use vigil_proto::agent::v1::ControllerMessage;
 
-use super::sessions::Outgoing;
+use crate::agents::sessions::Outgoing;
 
 /// Messages to one agent, until its session closes.
 #[derive(Debug)]

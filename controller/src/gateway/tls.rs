@@ -13,7 +13,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::LazyConfigAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use super::verifier::{AgentCertVerifier, RevocationSet};
+use super::verifier::AgentCertVerifier;
+use crate::agents::RevocationSet;
 use crate::pki::{CertificateAuthority, GatewayIdentity};
 use crate::{Error, Result};
 

@@ -2,8 +2,7 @@
 //! CA (signature, validity, clientAuth usage), then the agent identity and the revocation
 //! set. A refusal fails the TLS handshake.
 
-use std::collections::HashSet;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::CryptoProvider;
@@ -11,68 +10,10 @@ use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, SignatureScheme};
-use vigil_shared::ids::AgentId;
 use vigil_shared::tls::{agent_id_from_cert, serial_and_expiry};
 
+use crate::agents::RevocationSet;
 use crate::{Error, Result};
-
-/// Revoked agent ids and certificate serials, shared by the verifier, the gateway and the
-/// HTTP API. The database holds the same set; this copy answers the handshake.
-#[derive(Debug, Default)]
-pub struct RevocationSet {
-    agents: RwLock<HashSet<AgentId>>,
-    serials: RwLock<HashSet<String>>,
-}
-
-impl RevocationSet {
-    /// A set holding `agents` and `serials` (hex).
-    pub fn new(
-        agents: impl IntoIterator<Item = AgentId>,
-        serials: impl IntoIterator<Item = String>,
-    ) -> Self {
-        RevocationSet {
-            agents: RwLock::new(agents.into_iter().collect()),
-            serials: RwLock::new(
-                serials
-                    .into_iter()
-                    .map(|s| s.to_ascii_lowercase())
-                    .collect(),
-            ),
-        }
-    }
-
-    /// Adds an agent identity.
-    pub fn revoke_agent(&self, id: AgentId) {
-        self.agents
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id);
-    }
-
-    /// Adds a certificate serial (hex).
-    pub fn revoke_serial(&self, serial: &str) {
-        self.serials
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(serial.to_ascii_lowercase());
-    }
-
-    /// True when the agent identity is revoked.
-    pub fn is_agent_revoked(&self, id: AgentId) -> bool {
-        self.agents
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&id)
-    }
-
-    /// True when the certificate serial (hex) is revoked.
-    pub fn is_serial_revoked(&self, serial: &str) -> bool {
-        self.serials
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&serial.to_ascii_lowercase())
-    }
-}
 
 /// Verifies agent client certificates: the CA first, then identity and revocation.
 #[derive(Debug)]
