@@ -200,7 +200,8 @@ async fn a_removed_container_leaves_the_inventory_and_unknown_ids_are_not_found(
     })
     .await;
     assert!(removed, "removal never showed\n{}", agent.log());
-    // Exec in a removed container, an unknown resource, a malformed id.
+    // Exec in a removed container, an unknown resource, a name no resource has (a target
+    // that is not an id is a name, as chat's @NAME).
     let (status, code, _) = ctrl
         .api
         .exec_resource_refused(&id, "cat /etc/hostname")
@@ -212,5 +213,5 @@ async fn a_removed_container_leaves_the_inventory_and_unknown_ids_are_not_found(
         .await;
     assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
     let (status, code, _) = ctrl.api.exec_resource_refused("not-an-id", "uptime").await;
-    assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"));
+    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
 }

@@ -5,6 +5,7 @@
 //! not exist or is not running is refused with `NOT_FOUND`.
 
 mod guest;
+pub mod parse;
 mod tools;
 
 pub use guest::{GuestExecResult, parse_guest_exec};
@@ -12,7 +13,6 @@ pub use tools::{Captured, MissingTool, ProxmoxTools, TOOL_OUTPUT_CAP, TOOL_TIMEO
 
 use super::{Backend, Outcome, Run, supervise};
 use crate::guard::{Refusal, RejectCode};
-use crate::inventory::proxmox::parse;
 use futures_util::future::BoxFuture;
 use std::process::Command;
 use std::sync::Arc;

@@ -2,9 +2,9 @@
 //! as `docker_container:<docker-host>:<short-id>` resources, listed and inspected with
 //! bollard, with the engine's container events marking changes.
 //!
-//! [`detect`] connects (the config's `docker_host`, else `DOCKER_HOST`, else
-//! `/var/run/docker.sock`), pings, and on an answer gives the [`DockerSource`] and the
-//! matching exec backend ([`crate::exec::docker::DockerBackend`]) sharing one client.
+//! `crate::platform::docker::detect` connects ([`endpoint`]: the config's `docker_host`,
+//! else `DOCKER_HOST`, else `/var/run/docker.sock`), pings, and on an answer pairs the
+//! [`DockerSource`] with the matching exec backend, sharing one client.
 
 mod resource;
 mod watch;
@@ -12,9 +12,7 @@ mod watch;
 pub use resource::{container_resource, id_part, short_id};
 
 use super::{BoxFuture, Scan, Source, SourceCtx};
-use crate::config::{Discovery, Toggle};
-use crate::exec::docker::DockerBackend;
-use crate::platform::Detected;
+use crate::config::Discovery;
 use bollard::Docker;
 use bollard::errors::Error as DockerError;
 use bollard::query_parameters::ListContainersOptions;
@@ -72,34 +70,6 @@ pub async fn ping(docker: Docker) -> Result<Docker, String> {
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!("no answer within {}s", PING_TIMEOUT.as_secs())),
     }
-}
-
-/// The Docker platform, when the engine answers and the config allows it.
-pub async fn detect(config: &Discovery) -> Option<Detected> {
-    if config.docker == Toggle::Off {
-        return None;
-    }
-    let endpoint = endpoint(config);
-    let docker = match connect(&endpoint) {
-        Ok(docker) => ping(docker).await,
-        Err(e) => Err(e),
-    };
-    let docker = match docker {
-        Ok(docker) => docker,
-        Err(error) if config.docker == Toggle::On => {
-            warn!(%endpoint, %error, "docker is on in the config but the engine does not answer");
-            return None;
-        }
-        Err(error) => {
-            debug!(%endpoint, %error, "no Docker engine");
-            return None;
-        }
-    };
-    Some(Detected {
-        source: Arc::new(DockerSource::new(docker.clone())),
-        backend: Arc::new(DockerBackend::new(docker)),
-        capabilities: vec!["docker"],
-    })
 }
 
 /// The `docker` discovery source.

@@ -2,10 +2,10 @@
 //! deployments and pods, with the newest warning events, listed through the API with
 //! per-kind caps; pods and deployments are watched to mark changes.
 //!
-//! [`detect`] loads a client config (the configured kubeconfig, else `KUBECONFIG` or
-//! `~/.kube/config`, else the in-cluster service account; [`crate::kube_api`]) without
-//! calling the API, so a cluster that does not answer shows up as scan errors rather than
-//! slowing start-up.
+//! `crate::platform::kubernetes::detect` loads a client config ([`load`]: the configured
+//! kubeconfig, else `KUBECONFIG` or `~/.kube/config`, else the in-cluster service account;
+//! [`crate::kube_api`]) without calling the API, so a cluster that does not answer shows
+//! up as scan errors rather than slowing start-up.
 //! [`convert`] maps objects to resources, [`events`] shapes warning events, [`scan`] lists
 //! and [`watch`] follows.
 
@@ -15,15 +15,13 @@ pub mod scan;
 mod watch;
 
 use super::{BoxFuture, Scan, Source, SourceCtx};
-use crate::config::{Discovery, Toggle};
-use crate::exec::pod::PodBackend;
+use crate::config::Discovery;
 use crate::kube_api::{Client, Config, Kubeconfig};
-use crate::platform::Detected;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tracing::{debug, info, warn};
+use tracing::debug;
 
 /// The cluster name when neither the config nor a kubeconfig gives one.
 pub const IN_CLUSTER: &str = "in-cluster";
@@ -132,7 +130,7 @@ pub fn cluster_name(configured: Option<&str>, kubeconfig: Option<&Kubeconfig>) -
 /// Load the client config the discovery settings point at, with the kubeconfig it came
 /// from (none for in-cluster). The error says whether it is worth a warning even when
 /// discovery is only `auto` (a kubeconfig that needs a credential plugin).
-fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), (String, bool)> {
+pub(crate) fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), (String, bool)> {
     let kubeconfig = match &config.kubeconfig {
         Some(path) => Some(Kubeconfig::read_from(path).map_err(|e| {
             (
@@ -163,47 +161,6 @@ fn load(config: &Discovery) -> Result<(Config, Option<Kubeconfig>), (String, boo
             )
         }),
     }
-}
-
-/// The Kubernetes platform, when a client config loads and the config allows it. The API
-/// is not called here: a config that loads but a server that does not answer still counts,
-/// and its scans report the error.
-pub async fn detect(config: &Discovery) -> Option<Detected> {
-    if config.kubernetes == Toggle::Off {
-        return None;
-    }
-    let (client_config, kubeconfig) = match load(config) {
-        Ok(loaded) => loaded,
-        Err((e, refused))
-            if refused || config.kubernetes == Toggle::On || config.kubeconfig.is_some() =>
-        {
-            warn!(error = %e, "kubernetes discovery is configured but no client config loads");
-            return None;
-        }
-        Err((e, _)) => {
-            debug!(error = %e, "no kubernetes client config; kubernetes discovery is off");
-            return None;
-        }
-    };
-    let cluster = cluster_name(config.cluster_name.as_deref(), kubeconfig.as_ref());
-    let url = client_config.url.to_string();
-    let client = match Client::new(client_config) {
-        Ok(client) => client,
-        Err(e) => {
-            warn!(error = %e, "cannot build a kubernetes client");
-            return None;
-        }
-    };
-    info!(%cluster, %url, "kubernetes access configured");
-    Some(Detected {
-        source: Arc::new(KubeSource::new(
-            client.clone(),
-            cluster,
-            config.kubernetes_max_per_kind,
-        )),
-        backend: Arc::new(PodBackend::new(client)),
-        capabilities: vec!["pod"],
-    })
 }
 
 #[cfg(test)]

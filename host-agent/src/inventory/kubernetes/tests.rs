@@ -3,7 +3,9 @@
 
 use super::convert::{owner_alias, pod_resource, valid_name};
 use super::*;
+use crate::config::Toggle;
 use crate::kube_api::types::Pod;
+use crate::platform::kubernetes::detect;
 use serde_json::json;
 
 const KUBECONFIG: &str = r#"apiVersion: v1

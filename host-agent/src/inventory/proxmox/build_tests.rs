@@ -1,7 +1,7 @@
 //! Resources from parsed Proxmox output: ids, parents, paths, and hostile names.
 
 use super::*;
-use crate::inventory::proxmox::parse;
+use crate::exec::proxmox::parse;
 
 fn ctx() -> SourceCtx {
     SourceCtx {

@@ -8,66 +8,23 @@
 
 mod boot_clock;
 mod build;
-pub(crate) mod parse;
 
-use crate::config::{Discovery, Toggle};
-use crate::exec::proxmox::{MissingTool, ProxmoxBackend, ProxmoxTools};
+use crate::exec::proxmox::{ProxmoxTools, parse};
 use crate::inventory::{BoxFuture, Scan, Source, SourceCtx};
-use crate::platform::Detected;
 use boot_clock::BootClock;
 use build::GuestKind;
 use parse::{DockerEntry, GuestConfig, GuestEntry, NodeEntry};
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 use vigil_shared::resource::Resource;
 
 /// Tool calls one scan runs at the same time.
 pub const CONCURRENCY: usize = 4;
-
-/// The Proxmox platform, when `pvesh`, `pct` and `qm` are on the agent's `PATH` and the
-/// config allows it.
-pub async fn detect(config: &Discovery) -> Option<Detected> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    detect_in(&path, config)
-}
-
-/// [`detect`] with the `PATH` value given.
-pub fn detect_in(path_var: &OsStr, config: &Discovery) -> Option<Detected> {
-    if config.proxmox == Toggle::Off {
-        return None;
-    }
-    match ProxmoxTools::find_in(path_var) {
-        Ok(tools) => Some(detected(tools)),
-        Err(MissingTool(tool)) => {
-            if config.proxmox == Toggle::On {
-                warn!(
-                    tool,
-                    "discovery.proxmox is on but this tool is not on the PATH"
-                );
-            } else {
-                debug!(tool, "not a Proxmox VE node: a tool is not on the PATH");
-            }
-            None
-        }
-    }
-}
-
-/// The source, the exec backend and the capabilities for these tools.
-pub fn detected(tools: ProxmoxTools) -> Detected {
-    info!(pvesh = %tools.pvesh.display(), pct = %tools.pct.display(), qm = %tools.qm.display(), "Proxmox VE tools found");
-    let tools = Arc::new(tools);
-    Detected {
-        source: Arc::new(ProxmoxSource::new(Arc::clone(&tools))),
-        backend: Arc::new(ProxmoxBackend::new(tools)),
-        capabilities: vec!["lxc", "vm"],
-    }
-}
 
 /// A guest as listed, with its config when `pct config`/`qm config` answered.
 type Guest = (GuestEntry, Option<GuestConfig>);

@@ -2,6 +2,12 @@
 //! (docs/inventory.md) and the exec backends for targets that are not the host, plus the
 //! capabilities the hello announces.
 
+#[cfg(feature = "docker")]
+pub mod docker;
+#[cfg(feature = "kubernetes")]
+pub mod kubernetes;
+pub mod proxmox;
+
 use crate::config::Discovery;
 use crate::exec::{Backend, Backends};
 use crate::inventory::{self, Source};
@@ -54,18 +60,18 @@ impl Platform {
 /// Look for Proxmox VE, Docker and Kubernetes as the config allows.
 pub async fn detect(config: &Discovery) -> Platform {
     let mut platform = Platform::host_only();
-    let proxmox = inventory::proxmox::detect(config).await;
+    let proxmox = proxmox::detect(config).await;
     platform.backends.proxmox = platform.add(proxmox);
     #[cfg(feature = "docker")]
     {
-        let docker = inventory::docker::detect(config).await;
+        let docker = docker::detect(config).await;
         platform.backends.docker = platform.add(docker);
     }
     #[cfg(not(feature = "docker"))]
     left_out("docker", config.docker);
     #[cfg(feature = "kubernetes")]
     {
-        let kubernetes = inventory::kubernetes::detect(config).await;
+        let kubernetes = kubernetes::detect(config).await;
         platform.backends.kubernetes = platform.add(kubernetes);
     }
     #[cfg(not(feature = "kubernetes"))]
