@@ -119,11 +119,16 @@ export function agentNames() {
   return namesCache.names;
 }
 
-/** `name (kind)` of a resource id, or null when it is not one the inventory knows. */
-export async function resourceLabel(id) {
-  if (!id || !String(id).includes(':')) return null;
+/** `name (kind)` of a resource named by its id, or by a name or alias that one resource
+ * has exactly (as a direct-mode mention); null when the inventory does not know it. */
+export async function resourceLabel(idOrName) {
+  if (!idOrName) return null;
+  const text = String(idOrName);
+  const label = (r) => ({ text: `${r.name} (${r.kind})`, resource: r });
   try {
-    const r = await get(`/api/resources/${encodeURIComponent(id)}`);
-    return { text: `${r.name} (${r.kind})`, resource: r };
+    if (text.includes(':')) return label(await get(`/api/resources/${encodeURIComponent(text)}`));
+    const found = await get(`/api/resources?q=${encodeURIComponent(text)}`);
+    const exact = found.filter((r) => r.name === text || (r.aliases || []).includes(text));
+    return exact.length === 1 ? label(exact[0]) : null;
   } catch { return null; }
 }
