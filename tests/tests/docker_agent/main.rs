@@ -10,8 +10,8 @@ mod exec;
 
 use std::time::Duration;
 use vigil_agent::config::Discovery;
-use vigil_agent::inventory::docker;
 use vigil_agent::platform::Detected;
+use vigil_agent::platform::docker;
 
 /// Hang guard for waits on the engine (not a timing assertion).
 const HANG_GUARD: Duration = Duration::from_secs(20);
