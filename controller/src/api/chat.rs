@@ -17,9 +17,9 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use super::ApiState;
 use super::auth::Principal;
 use super::json_body::JsonBody;
+use crate::Result;
 use crate::assistant::{Caller, ChatBody};
 use crate::store::chat::{MessageRow, SessionRow};
-use crate::{Error, Result};
 
 /// Interval of keep-alive comments on the chat stream.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
@@ -49,7 +49,7 @@ pub async fn chat(
 
 /// `GET /api/ai/sessions`.
 pub async fn list(State(state): State<ApiState>) -> Result<Json<Vec<Value>>> {
-    let sessions = state.assistant.store().list_sessions().await?;
+    let sessions = state.assistant.sessions().await?;
     Ok(Json(
         sessions.iter().map(|s| session_json(&state, s)).collect(),
     ))
@@ -61,27 +61,16 @@ fn session_json(state: &ApiState, session: &SessionRow) -> Value {
     value
 }
 
-async fn session(state: &ApiState, id: &str) -> Result<SessionRow> {
-    state
-        .assistant
-        .store()
-        .get_session(id)
-        .await?
-        .ok_or_else(|| Error::NotFound(format!("no chat session {id:?}")))
-}
-
 /// `GET /api/ai/sessions/{id}`.
 pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Result<Json<Value>> {
-    let row = session(&state, &id).await?;
+    let row = state.assistant.session(&id).await?;
     Ok(Json(session_json(&state, &row)))
 }
 
 /// `DELETE /api/ai/sessions/{id}`: cancels a running turn, withdraws its approvals and
 /// deletes the session with its messages.
 pub async fn delete(State(state): State<ApiState>, Path(id): Path<String>) -> Result<StatusCode> {
-    state.assistant.cancel(&id).await?;
-    state.assistant.store().delete_session(&id).await?;
-    state.assistant.forget_session(&id);
+    state.assistant.delete_session(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -93,29 +82,13 @@ pub struct RenameBody {
     pub title: String,
 }
 
-/// The longest session title, in characters.
-pub const MAX_TITLE_CHARS: usize = 200;
-
 /// `PATCH /api/ai/sessions/{id}`: renames a session.
 pub async fn rename(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RenameBody>,
 ) -> Result<Json<Value>> {
-    let title = body.title.trim();
-    if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
-        return Err(Error::InvalidInput(format!(
-            "a session title has 1 to {MAX_TITLE_CHARS} characters"
-        )));
-    }
-    let store = state.assistant.store();
-    if !store
-        .rename_session(&id, title, crate::clock::unix_now())
-        .await?
-    {
-        return Err(Error::NotFound(format!("no chat session {id:?}")));
-    }
-    let row = session(&state, &id).await?;
+    let row = state.assistant.rename_session(&id, &body.title).await?;
     Ok(Json(session_json(&state, &row)))
 }
 
@@ -124,8 +97,7 @@ pub async fn messages(
     State(state): State<ApiState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<MessageRow>>> {
-    session(&state, &id).await?;
-    Ok(Json(state.assistant.store().list_messages(&id).await?))
+    Ok(Json(state.assistant.messages(&id).await?))
 }
 
 /// `POST /api/ai/sessions/{id}/cancel`.

@@ -18,6 +18,7 @@ pub mod prefetch;
 pub mod prompt;
 pub mod quirks;
 pub mod service;
+pub mod sessions;
 pub mod state;
 pub mod tools_run;
 pub mod turn;
