@@ -5,6 +5,7 @@
 
 mod args;
 pub mod file;
+pub mod queue;
 pub mod rate;
 
 use std::net::SocketAddr;
@@ -16,12 +17,12 @@ use clap::Args;
 pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
 
-use crate::agents::queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
 use crate::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
 use crate::llm::{LlmConfig, Provider};
 use crate::pki::GatewaySan;
 use crate::{Error, Result};
+use queue::{DEFAULT_AGENT_CONCURRENCY, DEFAULT_AGENT_QUEUE, QueueLimits};
 use rate::{DEFAULT_CHAT_PER_S, DEFAULT_EXEC_PER_S, DEFAULT_FANOUT_PER_S, RateConfig};
 
 /// Environment variable for `--config`.
