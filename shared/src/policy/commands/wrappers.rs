@@ -371,6 +371,26 @@ fn ssh(cmd: &Cmd<'_>) -> Verdict {
             "ssh -J with a jump host spec a local shell would interpret",
         );
     }
+    // The destination, user and port reach the `%h`, `%r` and `%p` tokens of any
+    // ProxyCommand or `Match exec` in the host's configuration, which a shell runs (older
+    // OpenSSH does not refuse shell characters in them): only plain values pass.
+    let destination = host_at.and_then(|h| cmd.args.get(h)).and_then(Word::fixed);
+    let plain_destination =
+        |v: &str| plain_host(v.strip_prefix("ssh://").unwrap_or(v).trim_end_matches('/'));
+    let bad_value = occs.iter().any(|o| match o.opt.id.as_str() {
+        "l" => !o.fixed().is_some_and(plain_host),
+        "p" => !o
+            .fixed()
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric())),
+        _ => false,
+    });
+    if bad_value || destination.is_some_and(|d| !plain_destination(d)) {
+        return Verdict::write(
+            Risk::High,
+            "ssh with a destination, user or port a local shell would interpret (through a \
+             ProxyCommand or Match exec of the host's configuration)",
+        );
+    }
     if let Some(key) = occs.iter().filter(|o| o.opt.id == "o").find_map(|o| {
         let key = o
             .fixed()
