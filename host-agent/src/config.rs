@@ -127,32 +127,43 @@ impl Default for Discovery {
     }
 }
 
+/// Why a configuration file's text is not a configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Not TOML, or not the keys and types the agent knows.
+    #[error("{0}")]
+    Syntax(String),
+    /// A value outside what the agent accepts.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 impl Discovery {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=3600).contains(&self.rescan_s) {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "discovery.rescan_s must be between 1 and 3600, got {}",
                 self.rescan_s
-            ));
+            )));
         }
         if self.debounce_ms > 60_000 {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "discovery.debounce_ms must be at most 60000, got {}",
                 self.debounce_ms
-            ));
+            )));
         }
         if !(1..=100_000).contains(&self.kubernetes_max_per_kind) {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "discovery.kubernetes_max_per_kind must be between 1 and 100000, got {}",
                 self.kubernetes_max_per_kind
-            ));
+            )));
         }
         if let Some(name) = &self.cluster_name
             && (name.is_empty() || name.chars().any(|c| c == ':' || c.is_whitespace()))
         {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "discovery.cluster_name {name:?} must be non-empty, without ':' or spaces"
-            ));
+            )));
         }
         Ok(())
     }
@@ -195,9 +206,9 @@ impl Config {
                     path: path.to_owned(),
                     message: e.to_string(),
                 })?;
-                Config::parse(&text).map_err(|message| Error::Config {
+                Config::parse(&text).map_err(|e| Error::Config {
                     path: path.to_owned(),
-                    message,
+                    message: e.to_string(),
                 })?
             }
         };
@@ -206,28 +217,29 @@ impl Config {
     }
 
     /// Parse and validate TOML text.
-    pub fn parse(text: &str) -> Result<Config, String> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax(e.message().to_owned()))?;
         let max_output_cap_bytes = raw.max_output_cap_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_CAP);
         if max_output_cap_bytes == 0 || max_output_cap_bytes > MAX_OUTPUT_CAP_LIMIT {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "max_output_cap_bytes must be between 1 and {MAX_OUTPUT_CAP_LIMIT}, \
                  got {max_output_cap_bytes}"
-            ));
+            )));
         }
         let heartbeat_override = match raw.heartbeat_override_s {
             None => None,
             Some(s) if (1..=MAX_HEARTBEAT_S).contains(&s) => Some(Duration::from_secs(s.into())),
             Some(s) => {
-                return Err(format!(
+                return Err(ConfigError::Invalid(format!(
                     "heartbeat_override_s must be between 1 and {MAX_HEARTBEAT_S}, got {s}"
-                ));
+                )));
             }
         };
         raw.discovery.validate()?;
         for pattern in &raw.sandbox.hide {
             crate::exec::sandbox::hidden::check_pattern(pattern)
-                .map_err(|e| format!("sandbox.hide: {e}"))?;
+                .map_err(|e| ConfigError::Invalid(format!("sandbox.hide: {e}")))?;
         }
         Ok(Config {
             read_only: raw.read_only.unwrap_or(false),
@@ -278,7 +290,14 @@ mod tests {
     #[test]
     fn unknown_keys_wrong_types_and_bad_ranges_are_errors() {
         let unknown = Config::parse("readonly = true").unwrap_err();
-        assert!(unknown.contains("readonly"), "{unknown}");
+        assert!(
+            matches!(&unknown, ConfigError::Syntax(text) if text.contains("readonly")),
+            "{unknown:?}"
+        );
+        assert!(matches!(
+            Config::parse("max_output_cap_bytes = 0"),
+            Err(ConfigError::Invalid(_))
+        ));
         assert!(Config::parse("read_only = \"yes\"").is_err());
         assert!(Config::parse("max_output_cap_bytes = 0").is_err());
         assert!(Config::parse("max_output_cap_bytes = 999999999999").is_err());

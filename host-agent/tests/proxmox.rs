@@ -14,7 +14,7 @@ use vigil_agent::config::{Discovery, Toggle};
 use vigil_agent::exec::proxmox::ProxmoxTools;
 use vigil_agent::exec::{Limits, Outcome, Run};
 use vigil_agent::guard::{Refusal, RejectCode};
-use vigil_agent::inventory::{Scan, SourceCtx};
+use vigil_agent::inventory::{Scan, ScanError, SourceCtx};
 use vigil_agent::platform::Detected;
 use vigil_agent::platform::proxmox::{detect_in, detected};
 use vigil_proto::agent::v1::{ExecEvent, exec_event, finished};
@@ -75,7 +75,7 @@ fn ctx(hostname: &str) -> SourceCtx {
     }
 }
 
-async fn scan(detected: &Detected, hostname: &str) -> Result<Scan, String> {
+async fn scan(detected: &Detected, hostname: &str) -> Result<Scan, ScanError> {
     tokio::time::timeout(
         Duration::from_secs(60),
         detected.source.scan(&ctx(hostname)),
@@ -391,19 +391,27 @@ async fn pvesh_failures_are_the_scans_error() {
             fixture_bin().join("qm"),
         ))
     };
+    // What pvesh said cannot be read; pvesh failed; pvesh is not there.
     let error = scan(&tools(&garbage), "delly").await.unwrap_err();
-    assert!(error.contains("not JSON"), "{error}");
+    assert!(
+        matches!(&error, ScanError::Unusable(text) if text.contains("not JSON")),
+        "{error:?}"
+    );
     let error = scan(&tools(Path::new("/bin/false")), "delly")
         .await
         .unwrap_err();
     assert!(
-        error.contains("pvesh get /nodes") && error.contains("exited with 1"),
-        "{error}"
+        matches!(&error, ScanError::Unreachable(text)
+            if text.contains("pvesh get /nodes") && text.contains("exited with 1")),
+        "{error:?}"
     );
     let error = scan(&tools(&dir.path().join("missing")), "delly")
         .await
         .unwrap_err();
-    assert!(error.contains("could not start"), "{error}");
+    assert!(
+        matches!(&error, ScanError::Unreachable(text) if text.contains("could not start")),
+        "{error:?}"
+    );
 }
 
 #[tokio::test]

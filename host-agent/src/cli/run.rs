@@ -52,7 +52,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let state_dir = std::path::absolute(&args.state.state_dir)
         .map_err(|e| Error::io("resolving the state directory", e))?;
     let hidden = HiddenPaths::new([state_dir], config.sandbox.hide_defaults, &extra)
-        .map_err(Error::Usage)?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let doors = crate::exec::sandbox::doors::start(&crate::exec::sandbox::doors::agent_dir()).await;
     let plan = crate::exec::sandbox::mountns::Plan {
         hidden,

@@ -2,7 +2,7 @@
 //! group, with the environment cleared and set to a fixed list.
 
 use super::sandbox::{ReadSandbox, read_env};
-use super::{Process, Runner};
+use super::{ExecError, Process, Runner};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -67,9 +67,11 @@ impl Default for HostRunner {
 }
 
 impl Runner for HostRunner {
-    fn command(&self, target: &ExecTarget, command: &str) -> Result<Command, String> {
+    fn command(&self, target: &ExecTarget, command: &str) -> Result<Command, ExecError> {
         if *target != ExecTarget::Host {
-            return Err(format!("the host runner cannot reach {target}"));
+            return Err(ExecError::Unreachable(format!(
+                "the host runner cannot reach {target}"
+            )));
         }
         let mut cmd = Command::new(&self.shell);
         cmd.arg("-c")

@@ -14,6 +14,7 @@
 
 #[cfg(feature = "docker")]
 pub mod docker;
+mod error;
 mod host;
 #[cfg(feature = "kubernetes")]
 pub mod pod;
@@ -22,6 +23,7 @@ pub mod proxmox;
 pub mod pump;
 pub mod sandbox;
 
+pub use error::ExecError;
 pub use host::{FIXED_ENV, HostRunner, find_shell};
 pub use process::{Process, supervise};
 pub use pump::{Outcome, send_finished};
@@ -74,7 +76,11 @@ impl Limits {
 /// Builds the process that runs a command on one kind of target.
 pub trait Runner: fmt::Debug + Send + Sync {
     /// The process for `command` on `target`; `Err` when this runner cannot reach it.
-    fn command(&self, target: &ExecTarget, command: &str) -> Result<std::process::Command, String>;
+    fn command(
+        &self,
+        target: &ExecTarget,
+        command: &str,
+    ) -> Result<std::process::Command, ExecError>;
 }
 
 /// One command for a backend to run.
@@ -171,15 +177,15 @@ impl Executor {
                 .host
                 .command(&ExecTarget::Host, command)
                 .map(|c| (c.into(), None))
-                .map_err(|reason| Refusal {
+                .map_err(|e| Refusal {
                     code: RejectCode::ExecutionFailed,
-                    reason,
+                    reason: e.to_string(),
                 });
         }
-        if let Some(reason) = self.sandbox.refusal() {
+        if let Some(refusal) = self.sandbox.refusal() {
             return Err(Refusal {
-                code: RejectCode::ActionNotAllowed,
-                reason,
+                code: RejectCode::SandboxUnavailable,
+                reason: refusal.to_string(),
             });
         }
         let scratch = Scratch::create(&std::env::temp_dir()).map_err(|e| Refusal {

@@ -3,7 +3,7 @@
 
 use super::pump::{Exit, Kill, Outcome, Piece, Pump, Stop, read_into};
 use super::sandbox::{self, Confinement};
-use super::{Limits, rejected};
+use super::{ExecError, Limits, rejected};
 use crate::guard::RejectCode;
 use futures_util::future::BoxFuture;
 use nix::errno::Errno;
@@ -46,11 +46,11 @@ impl Group {
 struct GroupKill(Arc<Group>);
 
 impl Kill for GroupKill {
-    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, ExecError>> {
         let killed = self
             .0
             .kill()
-            .map_err(|e| format!("SIGKILL of the process group: {e}"));
+            .map_err(|e| ExecError::NotStopped(format!("SIGKILL of the process group: {e}")));
         Box::pin(async move { killed })
     }
 }
@@ -112,10 +112,12 @@ pub async fn supervise(
     let (mut child, pid) = match spawned {
         Ok(spawned) => spawned,
         Err(e) => {
+            let code = match sandbox::SandboxError::of(&e) {
+                Some(sandbox::SandboxError::Unavailable(_)) => RejectCode::SandboxUnavailable,
+                _ => RejectCode::ExecutionFailed,
+            };
             let reason = format!("could not start the command: {e}");
-            let _ = events
-                .send(rejected(request_id, RejectCode::ExecutionFailed, &reason))
-                .await;
+            let _ = events.send(rejected(request_id, code, &reason)).await;
             return None;
         }
     };

@@ -292,3 +292,27 @@ async fn a_closed_link_kills_the_command() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(no_process_left(&m).await);
 }
+
+#[test]
+fn a_host_read_this_agent_cannot_confine_is_refused_as_sandbox_unavailable() {
+    // Found in a review: the refusal travelled as ACTION_NOT_ALLOWED with its real code
+    // only as the first word of the reason, so the controller and the model saw the
+    // wrong one.
+    let unconfinable = Err(sandbox::SandboxError::Confine("no landlock syscall".into()));
+    let executor = Executor::new(
+        HostRunner::new(),
+        Backends::default(),
+        crate::config::DEFAULT_MAX_OUTPUT_CAP,
+        Arc::new(sandbox::ReadSandbox::with_probe(unconfinable, false)),
+    );
+    let refusal = executor.host_command(Mode::Read, "uname -s").unwrap_err();
+    assert_eq!(refusal.code, RejectCode::SandboxUnavailable);
+    assert_eq!(refusal.code.as_str(), "SANDBOX_UNAVAILABLE");
+    assert!(
+        refusal.reason.contains("no landlock syscall"),
+        "{}",
+        refusal.reason
+    );
+    // A write does not use the read sandbox.
+    assert!(executor.host_command(Mode::Write, "true").is_ok());
+}

@@ -33,6 +33,8 @@ pub enum RejectCode {
     ActionNotAllowed,
     ApprovalRequired,
     AgentBusy,
+    /// A host read this agent cannot confine as it must, and may not run bare.
+    SandboxUnavailable,
     ExecutionFailed,
 }
 
@@ -47,6 +49,7 @@ impl RejectCode {
             RejectCode::ActionNotAllowed => "ACTION_NOT_ALLOWED",
             RejectCode::ApprovalRequired => "APPROVAL_REQUIRED",
             RejectCode::AgentBusy => "AGENT_BUSY",
+            RejectCode::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
             RejectCode::ExecutionFailed => "EXECUTION_FAILED",
         }
     }

@@ -4,7 +4,7 @@
 //! idle host send nothing.
 
 use super::host::{cpu_count, hostname, mem_total, pretty_name};
-use super::{BoxFuture, Scan, Source, SourceCtx};
+use super::{BoxFuture, Scan, ScanError, Source, SourceCtx};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use vigil_shared::ids::ExecTarget;
@@ -49,14 +49,14 @@ impl Source for HostSource {
         "host"
     }
 
-    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>> {
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, ScanError>> {
         Box::pin(async move {
             let resource = tokio::task::spawn_blocking({
                 let ctx = ctx.clone();
                 move || host_resource(&ctx)
             })
             .await
-            .map_err(|e| format!("host scan failed: {e}"))?;
+            .map_err(|e| ScanError::Unusable(format!("host scan failed: {e}")))?;
             Ok(Scan {
                 resources: vec![resource],
                 capped: Vec::new(),

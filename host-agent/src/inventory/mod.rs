@@ -18,4 +18,4 @@ mod source;
 
 pub use host::{host_facts, hostname};
 pub use host_source::{HostSource, host_resource};
-pub use source::{BoxFuture, Scan, Source, SourceCtx};
+pub use source::{BoxFuture, Scan, ScanError, Source, SourceCtx};

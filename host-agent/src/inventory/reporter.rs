@@ -4,7 +4,7 @@
 //! and its error is reported; large updates are split to stay far below the gRPC
 //! message limit.
 
-use super::{Scan, Source, SourceCtx};
+use super::{Scan, ScanError, Source, SourceCtx};
 use prost::Message;
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -128,14 +128,14 @@ impl Discovery {
         }
     }
 
-    async fn scan_all(&self) -> Vec<(&'static str, Result<Scan, String>)> {
+    async fn scan_all(&self) -> Vec<(&'static str, Result<Scan, ScanError>)> {
         let scans = self.sources.iter().map(|source| async move {
             let result = match tokio::time::timeout(SCAN_TIMEOUT, source.scan(&self.ctx)).await {
                 Ok(result) => result,
-                Err(_) => Err(format!(
+                Err(_) => Err(ScanError::Unreachable(format!(
                     "scan took longer than {} s",
                     SCAN_TIMEOUT.as_secs()
-                )),
+                ))),
             };
             if let Err(error) = &result {
                 warn!(source = source.name(), %error, "discovery source failed");
@@ -219,7 +219,11 @@ impl Diff {
 impl State {
     /// Take in one round of scans and say what changed since the last round (on `full`,
     /// everything).
-    pub fn apply(&mut self, scans: Vec<(&'static str, Result<Scan, String>)>, full: bool) -> Diff {
+    pub fn apply(
+        &mut self,
+        scans: Vec<(&'static str, Result<Scan, ScanError>)>,
+        full: bool,
+    ) -> Diff {
         let mut notes = Notes::default();
         for (name, result) in scans {
             notes.sources.push(name.to_owned());

@@ -26,6 +26,28 @@ pub struct Scan {
     pub capped: Vec<String>,
 }
 
+/// Why a source could not scan (its previous resources are kept, and the error is
+/// reported in the inventory's notes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScanError {
+    /// The platform could not be asked: its daemon, API or tools did not answer.
+    #[error("{0}")]
+    Unreachable(String),
+    /// It answered, with something the source cannot read.
+    #[error("{0}")]
+    Unusable(String),
+}
+
+impl From<crate::exec::ExecError> for ScanError {
+    fn from(error: crate::exec::ExecError) -> Self {
+        use crate::exec::ExecError;
+        match error {
+            ExecError::Unusable(text) | ExecError::Unsupported(text) => ScanError::Unusable(text),
+            other => ScanError::Unreachable(other.to_string()),
+        }
+    }
+}
+
 /// A discovery source.
 pub trait Source: fmt::Debug + Send + Sync {
     /// Short name: `host`, `proxmox`, `docker`, `kubernetes`.
@@ -33,7 +55,7 @@ pub trait Source: fmt::Debug + Send + Sync {
 
     /// Look at the platform now. `Err` says why the source could not (its previous
     /// resources are kept and the error is reported).
-    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>>;
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, ScanError>>;
 
     /// Start following the platform's change events, calling `changed.notify_one()` for
     /// each; `None` for sources that only rescan. The task is aborted when the agent stops.

@@ -5,7 +5,7 @@
 
 use super::kill::{belongs_to, kill_tree};
 use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
-use crate::exec::{Outcome, Run};
+use crate::exec::{ExecError, Outcome, Run};
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::errors::Error as DockerError;
@@ -123,7 +123,7 @@ struct ExecKill<'a> {
 }
 
 impl Kill for ExecKill<'_> {
-    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, ExecError>> {
         Box::pin(async move {
             debug!(exec = %self.exec.id, reason = ?why, "stopping a container command");
             self.killed = self.exec.kill().await;

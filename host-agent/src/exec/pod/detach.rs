@@ -2,6 +2,7 @@
 //! pump's kill action aborts the task reading the exec websocket (or the log), which
 //! closes the connection.
 
+use crate::exec::ExecError;
 use crate::exec::pump::{Kill, Stop};
 use futures_util::future::BoxFuture;
 use tokio::task::JoinHandle;
@@ -30,7 +31,7 @@ impl Detach {
 }
 
 impl Kill for Detach {
-    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+    fn kill(&mut self, _why: Stop) -> BoxFuture<'_, Result<bool, ExecError>> {
         self.stopped = true;
         self.close();
         Box::pin(async { Ok(true) })

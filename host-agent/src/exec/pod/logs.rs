@@ -2,6 +2,7 @@
 //! (docs/inventory.md). Only plain words are understood: a payload with quotes, escapes or
 //! shell metacharacters is not a logs call and runs in the pod like any other command.
 
+use crate::exec::ExecError;
 use crate::kube_api::LogParams;
 
 /// Lines returned when the call names neither `--tail` nor `--since`.
@@ -74,7 +75,7 @@ pub fn parse(
     namespace: &str,
     pod: &str,
     container: &str,
-) -> Option<Result<LogsCall, String>> {
+) -> Option<Result<LogsCall, ExecError>> {
     if command.contains(SHELL_CHARS) {
         return None;
     }
@@ -90,7 +91,7 @@ fn parse_args<'a>(
     namespace: &str,
     pod: &str,
     container: &str,
-) -> Result<LogsCall, String> {
+) -> Result<LogsCall, ExecError> {
     let mut call = LogsCall {
         container: (!container.is_empty()).then(|| container.to_owned()),
         ..LogsCall::default()
@@ -105,43 +106,47 @@ fn parse_args<'a>(
             inline
                 .map(str::to_owned)
                 .or_else(|| words.next().map(str::to_owned))
-                .ok_or_else(|| format!("kubectl logs: {name} needs a value"))
+                .ok_or_else(|| {
+                    ExecError::Unsupported(format!("kubectl logs: {name} needs a value"))
+                })
         };
         match flag {
             "-c" | "--container" => call.container = Some(value(flag)?),
             "-n" | "--namespace" => {
                 let ns = value(flag)?;
                 if ns != namespace {
-                    return Err(format!(
+                    return Err(ExecError::Unsupported(format!(
                         "kubectl logs names namespace {ns:?}, but the target pod is in {namespace:?}"
-                    ));
+                    )));
                 }
             }
             "--tail" => {
-                let n: i64 = value(flag)?
-                    .parse()
-                    .map_err(|_| "kubectl logs: --tail needs a number".to_owned())?;
+                let n: i64 = value(flag)?.parse().map_err(|_| {
+                    ExecError::Unsupported("kubectl logs: --tail needs a number".to_owned())
+                })?;
                 call.tail_lines = Some(n);
             }
             "--since" => {
                 let text = value(flag)?;
                 call.since_seconds = Some(parse_duration(&text).ok_or_else(|| {
-                    format!(
+                    ExecError::Unsupported(format!(
                         "kubectl logs: --since {text:?} is not a duration like 10s, 5m, 2h or 1d"
-                    )
+                    ))
                 })?);
             }
             "-p" | "--previous" => call.previous = inline.is_none_or(|v| v == "true"),
             "--timestamps" => call.timestamps = inline.is_none_or(|v| v == "true"),
             f if f.starts_with('-') => {
-                return Err(format!("kubectl logs: option {f} is not supported here"));
+                return Err(ExecError::Unsupported(format!(
+                    "kubectl logs: option {f} is not supported here"
+                )));
             }
             name => {
                 let name = name.strip_prefix("pod/").unwrap_or(name);
                 if named_pod || name != pod {
-                    return Err(format!(
+                    return Err(ExecError::Unsupported(format!(
                         "kubectl logs names pod {name:?}, but the target is pod {namespace}/{pod}"
-                    ));
+                    )));
                 }
                 named_pod = true;
             }

@@ -10,7 +10,7 @@ mod detach;
 pub mod logs;
 
 use crate::exec::pump::{Exit, Piece, Pump};
-use crate::exec::{Backend, CHUNK_BYTES, Outcome, Run};
+use crate::exec::{Backend, CHUNK_BYTES, ExecError, Outcome, Run};
 use crate::guard::{Refusal, RejectCode};
 use crate::kube_api::exec::{ExecSocket, Frame, decode};
 use crate::kube_api::types::Status;
@@ -57,9 +57,11 @@ fn api_refusal(what: &str, e: &Error) -> Refusal {
 
 /// The exit code an exec's status reports; other failures (the shell could not start, the
 /// container is gone) are returned as text for stderr.
-pub fn exit_code(status: Option<&Status>) -> Result<i32, String> {
+pub fn exit_code(status: Option<&Status>) -> Result<i32, ExecError> {
     let Some(status) = status else {
-        return Err("the exec stream ended without an exit status".to_owned());
+        return Err(ExecError::Unusable(
+            "the exec stream ended without an exit status".to_owned(),
+        ));
     };
     match (status.status.as_deref(), status.reason.as_deref()) {
         (Some("Success"), _) => Ok(0),
@@ -71,11 +73,14 @@ pub fn exit_code(status: Option<&Status>) -> Result<i32, String> {
             .flatten()
             .find(|c| c.reason.as_deref() == Some("ExitCode"))
             .and_then(|c| c.message.as_deref()?.trim().parse().ok())
-            .ok_or_else(|| "a non-zero exit code the API did not state".to_owned()),
-        _ => Err(status
-            .message
-            .clone()
-            .unwrap_or_else(|| format!("exec failed: {:?}", status.reason))),
+            .ok_or_else(|| {
+                ExecError::Unusable("a non-zero exit code the API did not state".to_owned())
+            }),
+        _ => {
+            Err(ExecError::Unusable(status.message.clone().unwrap_or_else(
+                || format!("exec failed: {:?}", status.reason),
+            )))
+        }
     }
 }
 
@@ -121,7 +126,7 @@ impl PodBackend {
             ));
         }
         if let Some(call) = logs::parse(run.command, namespace, name, container) {
-            let call = call.map_err(|reason| refusal(RejectCode::InvalidInput, reason))?;
+            let call = call.map_err(|e| refusal(RejectCode::InvalidInput, e.to_string()))?;
             let params = call.params(run.limits.output_cap.saturating_add(1));
             let body = bounded(
                 &run,
@@ -285,7 +290,10 @@ mod tests {
         assert!(exit_code(Some(&unstated)).is_err());
         let no_shell = status(json!({"status": "Failure", "reason": "InternalError",
             "message": "exec: \"sh\": executable file not found in $PATH"}));
-        assert!(exit_code(Some(&no_shell)).is_err_and(|t| t.contains("executable file not found")));
+        assert!(
+            exit_code(Some(&no_shell))
+                .is_err_and(|e| e.to_string().contains("executable file not found"))
+        );
         assert!(exit_code(None).is_err());
     }
 }

@@ -7,6 +7,7 @@
 
 use super::ProxmoxTools;
 use super::tools::capture;
+use crate::exec::ExecError;
 use crate::exec::pump::{Exit, Kill, Piece, Pump, Stop};
 use crate::exec::{Limits, Outcome, Run};
 use futures_util::future::BoxFuture;
@@ -98,7 +99,7 @@ struct StopQm {
 }
 
 impl Kill for StopQm {
-    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, ExecError>> {
         let running = match self.shared.lock() {
             Ok(mut shared) => {
                 shared.why = Some(why);

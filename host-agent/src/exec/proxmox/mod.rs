@@ -11,7 +11,7 @@ mod tools;
 pub use guest::{GuestExecResult, parse_guest_exec};
 pub use tools::{Captured, MissingTool, ProxmoxTools, TOOL_OUTPUT_CAP, TOOL_TIMEOUT, capture};
 
-use super::{Backend, Outcome, Run, supervise};
+use super::{Backend, ExecError, Outcome, Run, supervise};
 use crate::guard::{Refusal, RejectCode};
 use futures_util::future::BoxFuture;
 use std::process::Command;
@@ -186,7 +186,7 @@ fn not_found(reason: String) -> Refusal {
 
 /// A pre-check's stdout; a tool that says no (non-zero exit) means `NOT_FOUND` with its
 /// message, a tool that could not answer means `EXECUTION_FAILED`.
-fn answer(got: Result<Captured, String>, what: &str, label: &str) -> Result<Vec<u8>, Refusal> {
+fn answer(got: Result<Captured, ExecError>, what: &str, label: &str) -> Result<Vec<u8>, Refusal> {
     let failed = |reason: String| Refusal {
         code: RejectCode::ExecutionFailed,
         reason,
@@ -197,7 +197,12 @@ fn answer(got: Result<Captured, String>, what: &str, label: &str) -> Result<Vec<
         Some(code) if code != 0 && !got.timed_out && !got.cancelled => {
             Err(not_found(format!("{label}: {}", got.message())))
         }
-        _ => Err(failed(got.success(what).err().unwrap_or_default())),
+        _ => Err(failed(
+            got.success(what)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        )),
     }
 }
 
@@ -298,7 +303,12 @@ mod tests {
             "{}",
             refusal.reason
         );
-        let refusal = answer(Err("no such file".into()), "pct status 9", "LXC 9").unwrap_err();
+        let refusal = answer(
+            Err(ExecError::NotStarted("no such file".into())),
+            "pct status 9",
+            "LXC 9",
+        )
+        .unwrap_err();
         assert_eq!(refusal.code, RejectCode::ExecutionFailed);
     }
 }

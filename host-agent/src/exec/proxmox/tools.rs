@@ -5,7 +5,7 @@
 //! list, the environment cleared and set to [`FIXED_ENV`], stdin `/dev/null`, its own
 //! process group, and [`supervise`] for the timeout, the output cap and the kill.
 
-use crate::exec::{FIXED_ENV, Limits, supervise};
+use crate::exec::{ExecError, FIXED_ENV, Limits, supervise};
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -69,7 +69,7 @@ impl ProxmoxTools {
         program: &Path,
         args: &[&str],
         cancel: CancellationToken,
-    ) -> Result<Captured, String> {
+    ) -> Result<Captured, ExecError> {
         let limits = Limits {
             timeout: TOOL_TIMEOUT,
             output_cap: TOOL_OUTPUT_CAP,
@@ -103,23 +103,32 @@ pub struct Captured {
 impl Captured {
     /// Its stdout when it exited 0 with all its output, else why not (`what` names the
     /// call, as `pct config 141`).
-    pub fn success(self, what: &str) -> Result<Vec<u8>, String> {
+    pub fn success(self, what: &str) -> Result<Vec<u8>, ExecError> {
         if self.timed_out {
-            return Err(format!("`{what}` did not finish within {TOOL_TIMEOUT:?}"));
+            return Err(ExecError::Failed(format!(
+                "`{what}` did not finish within {TOOL_TIMEOUT:?}"
+            )));
         }
         if self.cancelled {
-            return Err(format!("`{what}` was cancelled"));
+            return Err(ExecError::Failed(format!("`{what}` was cancelled")));
         }
         if self.truncated {
-            return Err(format!(
+            return Err(ExecError::Failed(format!(
                 "`{what}` printed more than {TOOL_OUTPUT_CAP} bytes"
-            ));
+            )));
         }
         match (self.exit_code, self.signal) {
             (Some(0), _) => Ok(self.stdout),
-            (Some(code), _) => Err(format!("`{what}` exited with {code}: {}", self.message())),
-            (None, Some(signal)) => Err(format!("`{what}` was killed by signal {signal}")),
-            (None, None) => Err(format!("`{what}` ended without an exit status")),
+            (Some(code), _) => Err(ExecError::Failed(format!(
+                "`{what}` exited with {code}: {}",
+                self.message()
+            ))),
+            (None, Some(signal)) => Err(ExecError::Failed(format!(
+                "`{what}` was killed by signal {signal}"
+            ))),
+            (None, None) => Err(ExecError::Failed(format!(
+                "`{what}` ended without an exit status"
+            ))),
         }
     }
 
@@ -145,7 +154,7 @@ pub async fn capture(
     command: Command,
     limits: Limits,
     cancel: CancellationToken,
-) -> Result<Captured, String> {
+) -> Result<Captured, ExecError> {
     let (tx, mut rx) = mpsc::channel(8);
     let run = async move { supervise("proxmox-tool", command, limits, cancel, &tx).await };
     let collect = async {
@@ -163,7 +172,9 @@ pub async fn capture(
     };
     let (outcome, (mut got, rejected)) = tokio::join!(run, collect);
     let Some(outcome) = outcome else {
-        return Err(rejected.unwrap_or_else(|| "the process did not start".to_owned()));
+        return Err(ExecError::NotStarted(
+            rejected.unwrap_or_else(|| "the process did not start".to_owned()),
+        ));
     };
     got.exit_code = outcome.exit_code;
     got.signal = outcome.signal;

@@ -14,7 +14,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-use super::{CHUNK_BYTES, Limits};
+use super::{CHUNK_BYTES, ExecError, Limits};
 use futures_util::future::BoxFuture;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -93,7 +93,7 @@ pub trait Kill: Send {
     /// Stop the command now. `Ok(true)`: something was killed (the command is reported
     /// as killed by signal 9); `Ok(false)`: nothing was left to kill; `Err`: the command
     /// could not be stopped and may live on.
-    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>>;
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, ExecError>>;
 }
 
 /// One command's pump: where the events go and the bounds it runs under.

@@ -90,7 +90,7 @@ impl Pump<'_> {
                 warn!(request = %self.request_id, reason = ?why, %error, "could not stop the command; it may still be running");
                 let text = format!("could not stop the command ({error}); it may still be running");
                 self.note(st, &text).await;
-                st.out.kill_error = Some(error);
+                st.out.kill_error = Some(error.to_string());
             }
         }
     }

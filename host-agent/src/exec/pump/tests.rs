@@ -18,13 +18,13 @@ struct Probe {
 }
 
 impl Kill for Probe {
-    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, String>> {
+    fn kill(&mut self, why: Stop) -> BoxFuture<'_, Result<bool, ExecError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut stops) = self.stops.lock() {
             stops.push((why, Instant::now()));
         }
         let result = match &self.fails {
-            Some(error) => Err(error.clone()),
+            Some(error) => Err(ExecError::NotStopped(error.clone())),
             None => {
                 self.tx = None;
                 Ok(true)

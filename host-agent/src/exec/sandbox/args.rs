@@ -2,6 +2,7 @@
 //! [--allow-unsandboxed] (--probe | -- COMMAND…)`. It is recognised before clap, so that
 //! it starts with nothing but the confinement.
 
+use super::SandboxError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -20,19 +21,24 @@ pub struct LauncherArgs {
 
 impl LauncherArgs {
     /// Parse the launcher's arguments (those after `sandbox-exec` for the agent).
-    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, String> {
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, SandboxError> {
         let mut parsed = LauncherArgs::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.to_str() {
                 Some("--") => {
                     parsed.command = args
-                        .map(|a| a.into_string().map_err(|a| format!("{a:?} is not UTF-8")))
+                        .map(|a| {
+                            a.into_string()
+                                .map_err(|a| SandboxError::Invalid(format!("{a:?} is not UTF-8")))
+                        })
                         .collect::<Result<_, _>>()?;
                     break;
                 }
                 Some("--scratch") => {
-                    let dir = args.next().ok_or("--scratch needs a directory")?;
+                    let dir = args.next().ok_or_else(|| {
+                        SandboxError::Invalid("--scratch needs a directory".to_owned())
+                    })?;
                     parsed.scratch = Some(PathBuf::from(dir));
                 }
                 Some(flag) if flag.starts_with("--scratch=") => {
@@ -40,11 +46,15 @@ impl LauncherArgs {
                 }
                 Some("--allow-unsandboxed") => parsed.allow_unsandboxed = true,
                 Some("--probe") => parsed.probe = true,
-                _ => return Err(format!("unexpected argument {arg:?}")),
+                _ => {
+                    return Err(SandboxError::Invalid(format!(
+                        "unexpected argument {arg:?}"
+                    )));
+                }
             }
         }
         if parsed.probe && !parsed.command.is_empty() {
-            return Err("--probe takes no command".to_owned());
+            return Err(SandboxError::Invalid("--probe takes no command".to_owned()));
         }
         Ok(parsed)
     }
@@ -54,7 +64,7 @@ impl LauncherArgs {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<LauncherArgs, String> {
+    fn parse(args: &[&str]) -> Result<LauncherArgs, SandboxError> {
         LauncherArgs::parse(args.iter().map(OsString::from))
     }
 

@@ -20,6 +20,7 @@
 //! and `nft list` fail in a read), `CAP_SYS_RAWIO` (`smartctl`), `CAP_CHOWN`,
 //! `CAP_FOWNER`, `CAP_KILL`, `CAP_SYS_MODULE`, `CAP_SYS_TIME` and `CAP_MKNOD`.
 
+use super::SandboxError;
 use rustix::thread::{
     CapabilitySet, capabilities, capability_is_in_bounding_set, clear_ambient_capability_set,
     remove_capability_from_bounding_set, set_capabilities,
@@ -49,7 +50,7 @@ pub struct Dropped {
 /// Drop every capability outside [`kept`] from the bounding set (needs `CAP_SETPCAP`,
 /// which goes last), then narrow the effective, permitted and inheritable sets and clear
 /// the ambient set. A process without capabilities has nothing to drop and succeeds.
-pub fn drop_unneeded() -> Result<Dropped, String> {
+pub fn drop_unneeded() -> Result<Dropped, SandboxError> {
     let keep = kept();
     let mut removed = 0;
     let mut bounded = true;

@@ -13,6 +13,7 @@
 //! `SandboxPolicy` on the agent's stream, [`HiddenPaths::set_from_controller`]: it adds,
 //! never removes); the agent reports the patterns it applies in its facts.
 
+use super::SandboxError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -111,7 +112,7 @@ impl HiddenPaths {
         own: impl IntoIterator<Item = PathBuf>,
         defaults: bool,
         extra: &[String],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SandboxError> {
         let mut patterns: Vec<String> = VIGIL_DIRS
             .iter()
             .chain(vigil_shared::hide::EFFECT_FILES)
@@ -119,14 +120,14 @@ impl HiddenPaths {
             .collect();
         for dir in own {
             let text = dir.to_string_lossy().into_owned();
-            check_pattern(&text)?;
+            check_pattern(&text).map_err(SandboxError::Invalid)?;
             patterns.push(text);
         }
         if defaults {
             patterns.extend(CREDENTIAL_STORES.iter().map(|s| (*s).to_owned()));
         }
         for pattern in extra {
-            check_pattern(pattern)?;
+            check_pattern(pattern).map_err(SandboxError::Invalid)?;
             patterns.push(pattern.clone());
         }
         let mut seen = std::collections::HashSet::new();

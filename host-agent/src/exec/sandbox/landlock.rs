@@ -4,6 +4,7 @@
 //! sandbox's edge. Best effort by ABI: rights the kernel does not know are left out and
 //! the outcome says how much was enforced.
 
+use super::SandboxError;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus,
     PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
@@ -47,7 +48,7 @@ pub enum Enforced {
 
 /// Restrict the calling thread (and what it executes) for good. `scratch` is the one
 /// directory where the command may create and remove files.
-pub fn restrict(scratch: Option<&Path>) -> Result<Outcome, String> {
+pub fn restrict(scratch: Option<&Path>) -> Result<Outcome, SandboxError> {
     let denied = denied_fs();
     let dev_null = AccessFs::WriteFile | AccessFs::Truncate;
     let mut created = Ruleset::default()

@@ -6,7 +6,7 @@
 //! exits.
 
 use super::args::LauncherArgs;
-use super::{Enforced, Report, caps, landlock, seccomp};
+use super::{Enforced, Report, SandboxError, caps, landlock, seccomp};
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
@@ -44,7 +44,7 @@ impl Base {
 /// The part of the confinement that is the same for every read, on the calling thread:
 /// capabilities, no_new_privs, seccomp, in that order. Landlock, which names the read's
 /// scratch directory, comes after ([`landlock::restrict`]).
-pub fn confine_base() -> Result<Base, String> {
+pub fn confine_base() -> Result<Base, SandboxError> {
     let dropped = caps::drop_unneeded()?;
     rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
     let seccomp = seccomp::apply().is_ok();
@@ -60,20 +60,20 @@ pub fn confine_base() -> Result<Base, String> {
 /// directory the command may write in. Only a failure that leaves the thread in an
 /// unknown state is an error; missing kernel features show in the report. The program
 /// makes no mount namespace, so nothing is hidden (`hidden: false`).
-pub fn confine(scratch: Option<&Path>) -> Result<Report, String> {
+pub fn confine(scratch: Option<&Path>) -> Result<Report, SandboxError> {
     let base = confine_base()?;
     Ok(base.with(landlock::restrict(scratch)?, false))
 }
 
 /// Why a read must not run under `report`: Landlock did not take hold and unsandboxed
 /// reads are not allowed. The one check for both the program and the agent's threads.
-pub fn refuse_unsandboxed(report: &Report, allow_unsandboxed: bool) -> Result<(), String> {
+pub fn refuse_unsandboxed(report: &Report, allow_unsandboxed: bool) -> Result<(), SandboxError> {
     if report.landlock == Enforced::None && !allow_unsandboxed {
-        return Err(
-            "this kernel has no Landlock, so a read cannot be kept from writing; \
-                    the agent refuses reads unless started with --allow-unsandboxed-reads"
+        return Err(SandboxError::Unavailable(
+            "this kernel has no Landlock, so a read cannot be kept from writing; the agent \
+             refuses reads unless started with --allow-unsandboxed-reads"
                 .to_owned(),
-        );
+        ));
     }
     Ok(())
 }
@@ -91,7 +91,7 @@ pub fn exec(
         Err(reason) => return format!("could not confine the read: {reason}"),
     };
     if let Err(refusal) = refuse_unsandboxed(&report, allow_unsandboxed) {
-        return refusal;
+        return refusal.to_string();
     }
     let error = Command::new(program).args(args).exec();
     format!("could not run {program}: {error}")
@@ -102,7 +102,7 @@ pub fn exec(
 pub fn main(name: &str, args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args = match LauncherArgs::parse(args) {
         Ok(args) => args,
-        Err(reason) => return fail(name, &reason),
+        Err(reason) => return fail(name, &reason.to_string()),
     };
     if args.probe {
         return probe(name, args.scratch);
@@ -122,7 +122,7 @@ pub fn main(name: &str, args: impl IntoIterator<Item = OsString>) -> ExitCode {
 fn probe(name: &str, scratch: Option<PathBuf>) -> ExitCode {
     let report = match confine(scratch.as_deref()) {
         Ok(report) => report,
-        Err(reason) => return fail(name, &reason),
+        Err(reason) => return fail(name, &reason.to_string()),
     };
     let printed = serde_json::to_string(&report)
         .map_err(io::Error::other)

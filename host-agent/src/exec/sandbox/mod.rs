@@ -26,6 +26,7 @@ pub mod args;
 pub mod blockdev;
 pub mod caps;
 pub mod doors;
+pub mod error;
 pub mod hidden;
 pub mod landlock;
 pub mod launcher;
@@ -37,6 +38,7 @@ pub mod seccomp;
 pub mod sockets;
 pub mod thread;
 
+pub use error::SandboxError;
 pub use hidden::HiddenPaths;
 pub use landlock::Enforced;
 pub use scratch::Scratch;
@@ -115,7 +117,7 @@ pub struct ReadSandbox {
     /// Reads are confined; `false` runs them directly (unit tests only).
     confined: bool,
     /// What the probe found, or why it failed.
-    probe: Result<Report, String>,
+    probe: Result<Report, SandboxError>,
     allow_unsandboxed: bool,
     /// What reads must not see.
     hidden: HiddenPaths,
@@ -125,7 +127,7 @@ pub struct ReadSandbox {
     kubeconfig: Option<std::path::PathBuf>,
     /// How many paths, device nodes and sockets the namespace masks, or why it could
     /// not be made.
-    masked: Result<(usize, usize, usize), String>,
+    masked: Result<(usize, usize, usize), SandboxError>,
 }
 
 impl ReadSandbox {
@@ -194,8 +196,8 @@ impl ReadSandbox {
 
     /// How many paths, block device nodes and sockets the reads' namespace masks, or why
     /// it could not be made.
-    pub fn masked(&self) -> Result<(usize, usize, usize), &str> {
-        self.masked.as_ref().copied().map_err(String::as_str)
+    pub fn masked(&self) -> Result<(usize, usize, usize), &SandboxError> {
+        self.masked.as_ref().copied()
     }
 
     /// Reads run directly, unconfined: for the agent's own unit tests.
@@ -214,7 +216,7 @@ impl ReadSandbox {
 
     /// A confining sandbox whose probe found `probe` (tests).
     #[cfg(test)]
-    pub fn with_probe(probe: Result<Report, String>, allow_unsandboxed: bool) -> Self {
+    pub fn with_probe(probe: Result<Report, SandboxError>, allow_unsandboxed: bool) -> Self {
         ReadSandbox {
             confined: true,
             probe,
@@ -232,8 +234,8 @@ impl ReadSandbox {
     }
 
     /// What the probe found.
-    pub fn probe(&self) -> Result<&Report, &str> {
-        self.probe.as_ref().map_err(String::as_str)
+    pub fn probe(&self) -> Result<&Report, &SandboxError> {
+        self.probe.as_ref()
     }
 
     /// True when host reads run even without Landlock.
@@ -243,31 +245,30 @@ impl ReadSandbox {
 
     /// Why host reads are refused, if they are: no Landlock and no
     /// `--allow-unsandboxed-reads`.
-    pub fn refusal(&self) -> Option<String> {
+    pub fn refusal(&self) -> Option<SandboxError> {
         if self.allow_unsandboxed {
             return None;
         }
         if let Err(why) = &self.masked
             && self.level() != "none"
         {
-            return Some(format!(
-                "SANDBOX_UNAVAILABLE: reads on this host cannot be kept from Vigil's secrets \
-                 and the hidden credential files ({why}); the agent refuses them unless \
-                 started with --allow-unsandboxed-reads ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
-            ));
+            return Some(SandboxError::Unavailable(format!(
+                "reads on this host cannot be kept from Vigil's secrets and the hidden \
+                 credential files ({why}); the agent refuses them unless started with \
+                 --allow-unsandboxed-reads ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
+            )));
         }
         if self.level() != "none" {
             return None;
         }
         let why = match &self.probe {
             Ok(_) => "this kernel has no Landlock".to_owned(),
-            Err(e) => e.clone(),
+            Err(e) => e.to_string(),
         };
-        Some(format!(
-            "SANDBOX_UNAVAILABLE: reads on this host cannot be kept from writing ({why}); \
-             the agent refuses them unless started with --allow-unsandboxed-reads \
-             ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
-        ))
+        Some(SandboxError::Unavailable(format!(
+            "reads on this host cannot be kept from writing ({why}); the agent refuses them \
+             unless started with --allow-unsandboxed-reads ({ENV_ALLOW_UNSANDBOXED_READS}=1)"
+        )))
     }
 
     /// How to confine a read whose only writable directory is `scratch` and that may
@@ -291,7 +292,12 @@ impl ReadSandbox {
             capabilities_dropped: report.is_some_and(|r| r.capabilities_dropped),
             level: self.level().to_owned(),
             allow_unsandboxed_reads: self.allow_unsandboxed,
-            error: self.probe.as_ref().err().cloned().unwrap_or_default(),
+            error: self
+                .probe
+                .as_ref()
+                .err()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
             launcher: if self.confined { THREAD_LAUNCHER } else { "" }.to_owned(),
             hidden_paths: self.hidden.all_patterns(),
             controller_hidden_paths: from_controller.patterns,

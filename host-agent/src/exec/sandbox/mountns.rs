@@ -22,6 +22,7 @@
 //! read, and a read that finds one uncovered is not started: the base thread is replaced
 //! by one with a fresh namespace and the read tried again.
 
+use super::SandboxError;
 use super::blockdev;
 use super::doors::Door;
 use super::hidden::HiddenPaths;
@@ -93,17 +94,23 @@ impl Masks {
 
     /// Check that every path the hidden list names now is still covered by a mask, and,
     /// for a read that may open sockets, that every socket is a door or masked.
-    pub fn verify(&self, reach: Reach) -> Result<(), String> {
+    pub fn verify(&self, reach: Reach) -> Result<(), SandboxError> {
         for path in self.hidden.candidates() {
             if !self.covered(&path) {
-                return Err(format!("{} is not hidden", path.display()));
+                return Err(SandboxError::Uncovered(format!(
+                    "{} is not hidden",
+                    path.display()
+                )));
             }
         }
         if self.mask_sockets
             && reach != Reach::Local
             && let Some(path) = unmasked_sockets(&self.doors).first()
         {
-            return Err(format!("the socket {} is not masked", path.display()));
+            return Err(SandboxError::Uncovered(format!(
+                "the socket {} is not masked",
+                path.display()
+            )));
         }
         Ok(())
     }
@@ -121,7 +128,7 @@ impl Masks {
 /// Move the calling thread into a new mount namespace and mask every hidden path and the
 /// block devices that hold them. Needs `CAP_SYS_ADMIN`; the thread's other confinement
 /// comes after.
-pub fn enter(plan: &Plan) -> Result<Masks, String> {
+pub fn enter(plan: &Plan) -> Result<Masks, SandboxError> {
     let hidden = &plan.hidden;
     unshare(CloneFlags::CLONE_NEWNS).map_err(|e| format!("unshare(CLONE_NEWNS): {e}"))?;
     mount(
@@ -216,7 +223,7 @@ fn open_socket(pattern: &str, path: &str) -> bool {
     }
 }
 
-fn bind(source: &Path, target: &Path) -> Result<(), String> {
+fn bind(source: &Path, target: &Path) -> Result<(), SandboxError> {
     mount(
         Some(source),
         target,
@@ -225,15 +232,15 @@ fn bind(source: &Path, target: &Path) -> Result<(), String> {
         None::<&str>,
     )
     .map_err(|e| {
-        format!(
+        SandboxError::Confine(format!(
             "binding {} over {}: {e}",
             source.display(),
             target.display()
-        )
+        ))
     })
 }
 
-fn mask(path: &Path, masks: &mut Masks) -> Result<(), String> {
+fn mask(path: &Path, masks: &mut Masks) -> Result<(), SandboxError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
@@ -256,6 +263,6 @@ fn mask(path: &Path, masks: &mut Masks) -> Result<(), String> {
     }
 }
 
-fn mask_file(path: &Path) -> Result<(), String> {
+fn mask_file(path: &Path) -> Result<(), SandboxError> {
     bind(Path::new("/dev/null"), path)
 }

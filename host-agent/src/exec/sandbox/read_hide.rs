@@ -13,6 +13,7 @@
 //! hidden path is unreadable until the next read. Without the namespace there are no
 //! doors and no masked sockets, so such an agent refuses reads that may open sockets.
 
+use super::SandboxError;
 use landlock::{
     AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     path_beneath_rules,
@@ -61,7 +62,7 @@ pub fn readable(hidden: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 /// Add the layer to the calling thread. `Ok(true)` when the kernel enforces it.
-pub fn restrict(hidden: &[PathBuf]) -> Result<bool, String> {
+pub fn restrict(hidden: &[PathBuf]) -> Result<bool, SandboxError> {
     if hidden.is_empty() {
         return Ok(true);
     }

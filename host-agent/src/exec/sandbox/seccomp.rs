@@ -4,6 +4,7 @@
 //! file metadata changes (mode, owner, extended attributes, times), and clearing the
 //! kernel log — and allows everything else.
 
+use super::SandboxError;
 use seccompiler::{BpfProgram, sock_filter};
 use std::sync::OnceLock;
 
@@ -98,12 +99,12 @@ const ARG0_LOW: u32 = 16;
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 /// The audit architecture of the native system call ABI (`AUDIT_ARCH_*`).
-fn audit_arch() -> Result<u32, String> {
+fn audit_arch() -> Result<u32, SandboxError> {
     match std::env::consts::ARCH {
         "x86_64" => Ok(0xC000_003E),
         "aarch64" => Ok(0xC000_00B7),
         "riscv64" => Ok(0xC000_00F3),
-        other => Err(format!("seccomp: unsupported architecture {other}")),
+        other => Err(format!("seccomp: unsupported architecture {other}").into()),
     }
 }
 
@@ -138,10 +139,13 @@ fn stmt(code: u16, k: u32) -> sock_filter {
 /// 4. `syslog(2)`: its first argument is compared with [`DENIED_SYSLOG_ACTIONS`]; the one
 ///    place that reads an argument, last so that it cannot spoil the cache for the rest;
 /// 5. everything else: allow.
-pub fn program() -> Result<BpfProgram, String> {
+pub fn program() -> Result<BpfProgram, SandboxError> {
     let mut numbers: Vec<u32> = denied()
         .into_iter()
-        .map(|(name, nr)| u32::try_from(nr).map_err(|_| format!("seccomp: bad number for {name}")))
+        .map(|(name, nr)| {
+            u32::try_from(nr)
+                .map_err(|_| SandboxError::from(format!("seccomp: bad number for {name}")))
+        })
         .collect::<Result<_, _>>()?;
     numbers.sort_unstable();
     numbers.dedup();
@@ -154,9 +158,9 @@ pub fn program() -> Result<BpfProgram, String> {
     // A comparison that jumps `jt` ahead when it holds, else falls through.
     let jump = |code, k, jt| sock_filter { code, jt, jf: 0, k };
     // A comparison that jumps to the final `EPERM` when it holds.
-    let deny_if = |p: &mut Vec<sock_filter>, code, k| -> Result<(), String> {
+    let deny_if = |p: &mut Vec<sock_filter>, code, k| -> Result<(), SandboxError> {
         let jt = u8::try_from(deny_at - p.len() - 1)
-            .map_err(|_| "seccomp: the program is too long".to_owned())?;
+            .map_err(|_| SandboxError::from("seccomp: the program is too long"))?;
         p.push(jump(code, k, jt));
         Ok(())
     };
@@ -183,10 +187,13 @@ pub fn program() -> Result<BpfProgram, String> {
 
 /// Install the filter on the calling thread (needs no_new_privs or CAP_SYS_ADMIN). The
 /// program is compiled once per process and kept: the agent confines a thread per read.
-pub fn apply() -> Result<(), String> {
-    static PROGRAM: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
-    let program = PROGRAM.get_or_init(program).as_ref()?;
-    seccompiler::apply_filter(program).map_err(|e| format!("seccomp apply: {e}"))
+pub fn apply() -> Result<(), SandboxError> {
+    static PROGRAM: OnceLock<Result<BpfProgram, SandboxError>> = OnceLock::new();
+    let program = PROGRAM
+        .get_or_init(program)
+        .as_ref()
+        .map_err(Clone::clone)?;
+    seccompiler::apply_filter(program).map_err(|e| format!("seccomp apply: {e}").into())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! sandbox on; the base filter already refuses every system call of a foreign ABI, so
 //! this one compares only the native `socket` number and its first argument.
 
+use super::SandboxError;
 use seccompiler::{BpfProgram, sock_filter};
 use std::sync::OnceLock;
 pub use vigil_shared::policy::Reach;
@@ -30,14 +31,13 @@ pub const ABSTRACT_SCOPE_ABI: u32 = 6;
 
 /// Why a read of `reach` must not run on a kernel with Landlock ABI `abi`: one that may
 /// open UNIX sockets needs the abstract-socket scope. `None` when it may run.
-pub fn unscoped(reach: Reach, abi: u32) -> Option<String> {
+pub fn unscoped(reach: Reach, abi: u32) -> Option<SandboxError> {
     (reach != Reach::Local && abi < ABSTRACT_SCOPE_ABI).then(|| {
-        format!(
-            "SANDBOX_UNAVAILABLE: this kernel's Landlock (ABI {abi}, before {ABSTRACT_SCOPE_ABI}) \
-             cannot keep a read from abstract UNIX sockets, so reads that talk to daemons or \
-             the network are refused (start the agent with --allow-unsandboxed-reads to run \
-             them anyway)"
-        )
+        SandboxError::Unavailable(format!(
+            "this kernel's Landlock (ABI {abi}, before {ABSTRACT_SCOPE_ABI}) cannot keep a \
+             read from abstract UNIX sockets, so reads that talk to daemons or the network \
+             are refused (start the agent with --allow-unsandboxed-reads to run them anyway)"
+        ))
     })
 }
 
@@ -52,7 +52,7 @@ pub fn families(reach: Reach) -> Option<Vec<i32>> {
 
 /// The filter for `reach`: `socket(family, …)` with a family outside [`families`] answers
 /// `EPERM`; every other call, and every call but `socket`, is allowed.
-pub fn program(reach: Reach) -> Result<Option<BpfProgram>, String> {
+pub fn program(reach: Reach) -> Result<Option<BpfProgram>, SandboxError> {
     let Some(allowed) = families(reach) else {
         return Ok(None);
     };
@@ -78,8 +78,8 @@ pub fn program(reach: Reach) -> Result<Option<BpfProgram>, String> {
 }
 
 /// Add the filter for `reach` to the calling thread (which has no_new_privs already).
-pub fn apply(reach: Reach) -> Result<(), String> {
-    static PROGRAMS: OnceLock<[Result<Option<BpfProgram>, String>; 3]> = OnceLock::new();
+pub fn apply(reach: Reach) -> Result<(), SandboxError> {
+    static PROGRAMS: OnceLock<[Result<Option<BpfProgram>, SandboxError>; 3]> = OnceLock::new();
     let programs = PROGRAMS.get_or_init(|| {
         [
             program(Reach::Local),
@@ -94,7 +94,7 @@ pub fn apply(reach: Reach) -> Result<(), String> {
     };
     match &programs[index] {
         Ok(Some(program)) => {
-            seccompiler::apply_filter(program).map_err(|e| format!("seccomp apply: {e}"))
+            seccompiler::apply_filter(program).map_err(|e| format!("seccomp apply: {e}").into())
         }
         Ok(None) => Ok(()),
         Err(e) => Err(e.clone()),
@@ -134,7 +134,10 @@ mod tests {
         assert_eq!(unscoped(Reach::Sockets, 6), None);
         assert_eq!(unscoped(Reach::Network, 7), None);
         let why = unscoped(Reach::Sockets, 5).unwrap();
-        assert!(why.starts_with("SANDBOX_UNAVAILABLE"), "{why}");
+        assert!(
+            matches!(&why, SandboxError::Unavailable(text) if text.contains("abstract")),
+            "{why:?}"
+        );
         assert!(unscoped(Reach::Network, 4).is_some());
     }
 

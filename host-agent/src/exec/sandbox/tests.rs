@@ -31,8 +31,11 @@ fn without_landlock_reads_are_refused_unless_allowed() {
     let none = Ok(report(Enforced::None, true));
     let refused = ReadSandbox::with_probe(none.clone(), false);
     let reason = refused.refusal().unwrap();
-    assert!(reason.starts_with("SANDBOX_UNAVAILABLE"), "{reason}");
-    assert!(reason.contains("--allow-unsandboxed-reads"), "{reason}");
+    assert!(matches!(reason, SandboxError::Unavailable(_)), "{reason:?}");
+    assert!(
+        reason.to_string().contains("--allow-unsandboxed-reads"),
+        "{reason}"
+    );
     assert_eq!(refused.facts().level, "none");
     assert!(!refused.facts().allow_unsandboxed_reads);
 
@@ -41,7 +44,13 @@ fn without_landlock_reads_are_refused_unless_allowed() {
     assert!(allowed.facts().allow_unsandboxed_reads);
 
     let failed = ReadSandbox::with_probe(Err("no landlock syscall".into()), false);
-    assert!(failed.refusal().unwrap().contains("no landlock syscall"));
+    assert!(
+        failed
+            .refusal()
+            .unwrap()
+            .to_string()
+            .contains("no landlock syscall")
+    );
     assert_eq!(failed.facts().error, "no landlock syscall");
 
     let full = ReadSandbox::with_probe(Ok(report(Enforced::Full, true)), false);

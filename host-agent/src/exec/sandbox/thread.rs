@@ -24,7 +24,7 @@ use super::mountns::Plan;
 use super::mountns::{self, Masks};
 use super::read_hide;
 use super::sockets::{self, Reach};
-use super::{Report, landlock};
+use super::{Report, SandboxError, landlock};
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,7 +55,7 @@ pub struct Confinement {
 pub struct Inherited {
     pub base: Base,
     /// The masks, or why the namespace could not be made (`None` inside: nothing to hide).
-    pub masks: Result<Option<Arc<Masks>>, String>,
+    pub masks: Result<Option<Arc<Masks>>, SandboxError>,
     /// What to hide when there is no namespace ([`read_hide`]).
     pub hidden: Option<HiddenPaths>,
 }
@@ -63,7 +63,7 @@ pub struct Inherited {
 impl Inherited {
     /// Without a namespace, hide by a Landlock read layer on the calling thread.
     /// `Ok(true)`: hidden (by the namespace, or by the layer).
-    fn hide_without_namespace(&self) -> Result<bool, String> {
+    fn hide_without_namespace(&self) -> Result<bool, SandboxError> {
         match &self.masks {
             Ok(_) => Ok(true),
             Err(_) => {
@@ -91,9 +91,6 @@ static PLAN: Mutex<Option<Plan>> = Mutex::new(None);
 /// Set when a read found a hidden path uncovered: the next read starts a new base thread.
 static STALE: AtomicBool = AtomicBool::new(false);
 
-/// The error text of a read refused because a mask went away (it is retried once).
-const UNCOVERED: &str = "a hidden path is no longer covered";
-
 /// Hide `hidden` from every read from now on (a new base thread, with a new namespace,
 /// starts with the next read).
 pub fn set_hidden(hidden: HiddenPaths) {
@@ -114,7 +111,7 @@ pub fn refresh() {
 }
 
 /// Make the mount namespace (when there is anything to hide), then confine.
-fn prepare_base() -> Result<Inherited, String> {
+fn prepare_base() -> Result<Inherited, SandboxError> {
     let plan = PLAN.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let masks = match &plan {
         Some(p) if !p.hidden.all_patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
@@ -130,7 +127,7 @@ fn prepare_base() -> Result<Inherited, String> {
 }
 
 /// Start the base thread and wait until it has confined itself.
-fn start_base() -> Result<mpsc::Sender<Job>, String> {
+fn start_base() -> Result<mpsc::Sender<Job>, SandboxError> {
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, confined) = mpsc::channel();
     std::thread::Builder::new()
@@ -151,13 +148,13 @@ fn start_base() -> Result<mpsc::Sender<Job>, String> {
         .map_err(|e| format!("could not start the read base thread: {e}"))?;
     confined
         .recv()
-        .map_err(|_| "the read base thread ended before it was confined".to_owned())??;
+        .map_err(|_| SandboxError::from("the read base thread ended before it was confined"))??;
     Ok(jobs)
 }
 
 /// Run `job` on a new read thread started by the base thread (starting the base thread
 /// first, or again if it has gone).
-fn on_read_thread(job: Job) -> Result<(), String> {
+fn on_read_thread(job: Job) -> Result<(), SandboxError> {
     let mut base = BASE.lock().unwrap_or_else(PoisonError::into_inner);
     if STALE.swap(false, Ordering::SeqCst) {
         // The old base thread ends once its queue is dropped; reads it started go on.
@@ -173,7 +170,7 @@ fn on_read_thread(job: Job) -> Result<(), String> {
     let started = start_base()?;
     let sent = started
         .send(job)
-        .map_err(|_| "the read base thread ended".to_owned());
+        .map_err(|_| SandboxError::from("the read base thread ended"));
     *base = Some(started);
     sent
 }
@@ -185,7 +182,9 @@ pub async fn spawn(command: Command, how: Confinement) -> io::Result<Child> {
     let command = Arc::new(Mutex::new(command));
     match spawn_once(command.clone(), how.clone()).await {
         // A mask went away since the namespace was made: once more, in a fresh one.
-        Err(e) if e.to_string().contains(UNCOVERED) => spawn_once(command, how).await,
+        Err(e) if matches!(SandboxError::of(&e), Some(SandboxError::Uncovered(_))) => {
+            spawn_once(command, how).await
+        }
         other => other,
     }
 }
@@ -203,7 +202,14 @@ async fn spawn_once(command: Arc<Mutex<Command>>, how: Confinement) -> io::Resul
         });
         let _ = tx.send(result);
     }))
-    .map_err(|reason| io::Error::other(format!("could not confine the read: {reason}")))?;
+    .map_err(|reason| {
+        io::Error::other(match reason {
+            SandboxError::Confine(why) => {
+                SandboxError::Confine(format!("could not confine the read: {why}"))
+            }
+            other => other,
+        })
+    })?;
     rx.await
         .unwrap_or_else(|_| Err(io::Error::other("the read's spawn thread ended early")))
 }
@@ -218,41 +224,43 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
             Err(why) => {
                 tracing::info!(%why, "a hidden path lost its mask; the reads get a new namespace");
                 STALE.store(true, Ordering::SeqCst);
-                return Err(io::Error::other(format!("{UNCOVERED} ({why})")));
+                return Err(io::Error::other(why));
             }
         },
         Ok(None) => true,
         Err(why) if how.reach != Reach::Local && !how.allow_unsandboxed => {
-            return Err(io::Error::other(format!(
-                "SANDBOX_UNAVAILABLE: without the reads' mount namespace ({why}) there are \
-                 no read-only doors to daemons, so reads that may open sockets are refused; \
-                 run the agent as root, or start it with --allow-unsandboxed-reads"
-            )));
+            return Err(io::Error::other(SandboxError::Unavailable(format!(
+                "without the reads' mount namespace ({why}) there are no read-only doors to \
+                 daemons, so reads that may open sockets are refused; run the agent as root, \
+                 or start it with --allow-unsandboxed-reads"
+            ))));
         }
         Err(why) => match inherited.hide_without_namespace() {
             Ok(true) => true,
             _ if how.allow_unsandboxed => false,
             outcome => {
-                let layer = outcome.err().unwrap_or_else(|| "not enforced".to_owned());
-                return Err(io::Error::other(format!(
+                let layer = outcome
+                    .err()
+                    .map_or_else(|| "not enforced".to_owned(), |e| e.to_string());
+                return Err(io::Error::other(SandboxError::Unavailable(format!(
                     "the read's mount namespace could not hide Vigil's secrets ({why}), nor \
                      could Landlock ({layer}); the agent refuses reads unless started with \
                      --allow-unsandboxed-reads"
-                )));
+                ))));
             }
         },
     };
     let report = landlock::restrict(how.scratch.as_deref())
         .map(|landlock| inherited.base.with(landlock, hidden))
-        .map_err(|reason| format!("could not confine the read: {reason}"))
+        .map_err(|reason| SandboxError::Confine(format!("could not confine the read: {reason}")))
         .and_then(|report| refuse_unsandboxed(&report, how.allow_unsandboxed).map(|()| report))
         .map_err(io::Error::other)?;
     if let Err(why) = sockets::apply(how.reach)
         && !how.allow_unsandboxed
     {
-        return Err(io::Error::other(format!(
+        return Err(io::Error::other(SandboxError::Confine(format!(
             "could not limit the read's sockets: {why}"
-        )));
+        ))));
     }
     if let Some(why) = sockets::unscoped(how.reach, report.landlock_abi)
         && !how.allow_unsandboxed
@@ -264,7 +272,7 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
 
 /// What a read thread gets: the base confinement and Landlock without a scratch
 /// directory, on a throw-away read thread. The agent's probe at startup.
-pub fn probe(scratch: Option<PathBuf>) -> Result<Probe, String> {
+pub fn probe(scratch: Option<PathBuf>) -> Result<Probe, SandboxError> {
     let (tx, rx) = mpsc::channel();
     on_read_thread(Box::new(move |inherited| {
         let hidden = inherited.hide_without_namespace().unwrap_or(false);
@@ -275,12 +283,12 @@ pub fn probe(scratch: Option<PathBuf>) -> Result<Probe, String> {
         let _ = tx.send(result);
     }))?;
     rx.recv()
-        .unwrap_or_else(|_| Err("the probe thread ended early".to_owned()))
+        .unwrap_or_else(|_| Err(SandboxError::from("the probe thread ended early")))
 }
 
 /// What the probe found: the report, and the namespace's masks or why there are none.
 #[derive(Debug, Clone)]
 pub struct Probe {
     pub report: Report,
-    pub masks: Result<Option<Arc<Masks>>, String>,
+    pub masks: Result<Option<Arc<Masks>>, SandboxError>,
 }

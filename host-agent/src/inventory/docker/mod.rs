@@ -11,7 +11,7 @@ mod watch;
 
 pub use resource::{container_resource, id_part, short_id};
 
-use super::{BoxFuture, Scan, Source, SourceCtx};
+use super::{BoxFuture, Scan, ScanError, Source, SourceCtx};
 use crate::config::Discovery;
 use bollard::Docker;
 use bollard::errors::Error as DockerError;
@@ -42,7 +42,7 @@ pub fn endpoint(config: &Discovery) -> String {
 
 /// A client for `endpoint` (`unix:///path`, a bare `/path`, `tcp://` or `http://`); no
 /// request is made yet.
-pub fn connect(endpoint: &str) -> Result<Docker, String> {
+pub fn connect(endpoint: &str) -> Result<Docker, ScanError> {
     let docker = if endpoint.starts_with('/') {
         Docker::connect_with_unix(
             endpoint,
@@ -54,12 +54,14 @@ pub fn connect(endpoint: &str) -> Result<Docker, String> {
     };
     docker
         .map(|d| d.with_timeout(REQUEST_TIMEOUT))
-        .map_err(|e| format!("cannot use the Docker endpoint {endpoint}: {e}"))
+        .map_err(|e| {
+            ScanError::Unreachable(format!("cannot use the Docker endpoint {endpoint}: {e}"))
+        })
 }
 
 /// Ping the engine and agree on the API version (an older engine refuses a newer
 /// client's requests).
-pub async fn ping(docker: Docker) -> Result<Docker, String> {
+pub async fn ping(docker: Docker) -> Result<Docker, ScanError> {
     let answer = tokio::time::timeout(PING_TIMEOUT, async {
         docker.ping().await?;
         docker.negotiate_version().await
@@ -67,8 +69,11 @@ pub async fn ping(docker: Docker) -> Result<Docker, String> {
     .await;
     match answer {
         Ok(Ok(docker)) => Ok(docker),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {}s", PING_TIMEOUT.as_secs())),
+        Ok(Err(e)) => Err(ScanError::Unreachable(e.to_string())),
+        Err(_) => Err(ScanError::Unreachable(format!(
+            "no answer within {}s",
+            PING_TIMEOUT.as_secs()
+        ))),
     }
 }
 
@@ -85,12 +90,12 @@ impl DockerSource {
     }
 
     /// The engine's host name as an id part (`info.Name`, else the agent's host name).
-    async fn docker_host(&self, ctx: &SourceCtx) -> Result<String, String> {
+    async fn docker_host(&self, ctx: &SourceCtx) -> Result<String, ScanError> {
         let info = self
             .docker
             .info()
             .await
-            .map_err(|e| format!("docker info failed: {e}"))?;
+            .map_err(|e| ScanError::Unreachable(format!("docker info failed: {e}")))?;
         let name = info.name.unwrap_or_default();
         if let Some(part) = id_part(&name) {
             if part != name {
@@ -103,7 +108,7 @@ impl DockerSource {
         Ok(fallback)
     }
 
-    async fn scan_now(&self, ctx: &SourceCtx) -> Result<Scan, String> {
+    async fn scan_now(&self, ctx: &SourceCtx) -> Result<Scan, ScanError> {
         let host = self.docker_host(ctx).await?;
         let options = ListContainersOptions {
             all: true,
@@ -113,7 +118,7 @@ impl DockerSource {
             .docker
             .list_containers(Some(options))
             .await
-            .map_err(|e| format!("listing containers failed: {e}"))?;
+            .map_err(|e| ScanError::Unreachable(format!("listing containers failed: {e}")))?;
         let mut resources = Vec::with_capacity(listed.len());
         for summary in &listed {
             let Some(id) = summary.id.as_deref() else {
@@ -153,7 +158,7 @@ impl Source for DockerSource {
         "docker"
     }
 
-    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>> {
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, ScanError>> {
         Box::pin(self.scan_now(ctx))
     }
 

@@ -14,7 +14,7 @@ pub mod events;
 pub mod scan;
 mod watch;
 
-use super::{BoxFuture, Scan, Source, SourceCtx};
+use super::{BoxFuture, Scan, ScanError, Source, SourceCtx};
 use crate::config::Discovery;
 use crate::kube_api::{Client, Config, Kubeconfig};
 use std::sync::Arc;
@@ -67,7 +67,7 @@ impl Source for KubeSource {
         "kubernetes"
     }
 
-    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>> {
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, ScanError>> {
         Box::pin(async move {
             let listed = scan::scan(
                 &self.client,
@@ -79,7 +79,9 @@ impl Source for KubeSource {
                 tokio::time::timeout(SCAN_TIMEOUT, listed)
                     .await
                     .map_err(|_| {
-                        format!("the Kubernetes API did not answer within {SCAN_TIMEOUT:?}")
+                        ScanError::Unreachable(format!(
+                            "the Kubernetes API did not answer within {SCAN_TIMEOUT:?}"
+                        ))
                     })??;
             Ok(Scan { resources, capped })
         })

@@ -5,6 +5,7 @@ use super::convert::{
     cluster_resource, deployment_resource, namespace_resource, node_resource, pod_resource,
 };
 use super::events::warnings;
+use crate::inventory::ScanError;
 use crate::kube_api::types::{Deployment, Event, Namespace, Node, Pod};
 use crate::kube_api::{Client, Error, ListParams};
 use serde::de::DeserializeOwned;
@@ -111,7 +112,7 @@ pub async fn scan(
     cluster: &str,
     agent: &str,
     cap: usize,
-) -> Result<(Vec<Resource>, Vec<String>), String> {
+) -> Result<(Vec<Resource>, Vec<String>), ScanError> {
     let (nodes, namespaces, deployments, pods, events, version) = tokio::join!(
         list_optional::<Node>(client, "/api/v1/nodes", None, cap, "kube_node"),
         list_capped::<Namespace>(client, "/api/v1/namespaces", None, cap, "namespace"),
@@ -120,7 +121,8 @@ pub async fn scan(
         list_optional::<Event>(client, "/api/v1/events", Some("type=Warning"), cap, "event"),
         client.apiserver_version(),
     );
-    let failed = |what: &str, e: Error| format!("listing {what} failed: {e}");
+    let failed =
+        |what: &str, e: Error| ScanError::Unreachable(format!("listing {what} failed: {e}"));
     let nodes = nodes.map_err(|e| failed("nodes", e))?;
     let namespaces = namespaces.map_err(|e| failed("namespaces", e))?;
     let deployments = deployments.map_err(|e| failed("deployments", e))?;

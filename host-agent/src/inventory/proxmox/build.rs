@@ -3,7 +3,7 @@
 //! LXCs. Nothing here starts a process.
 
 use super::parse::{DockerEntry, GuestConfig, GuestEntry, NodeEntry};
-use crate::inventory::SourceCtx;
+use crate::inventory::{ScanError, SourceCtx};
 use std::collections::{BTreeMap, BTreeSet};
 use tracing::warn;
 use vigil_shared::ids::ExecTarget;
@@ -33,7 +33,7 @@ pub fn sanitize(name: &str) -> String {
 
 /// The node this agent runs on: the one named like the host (or its short name), else the
 /// only one. Nodes whose names cannot be id parts are skipped with a warning.
-pub fn pick_node<'a>(nodes: &'a [NodeEntry], hostname: &str) -> Result<&'a NodeEntry, String> {
+pub fn pick_node<'a>(nodes: &'a [NodeEntry], hostname: &str) -> Result<&'a NodeEntry, ScanError> {
     let usable: Vec<&NodeEntry> = nodes
         .iter()
         .filter(|n| {
@@ -53,14 +53,14 @@ pub fn pick_node<'a>(nodes: &'a [NodeEntry], hostname: &str) -> Result<&'a NodeE
     }
     match usable.as_slice() {
         [only] => Ok(only),
-        [] => Err("pvesh lists no usable node".to_owned()),
-        many => Err(format!(
+        [] => Err(ScanError::Unusable("pvesh lists no usable node".to_owned())),
+        many => Err(ScanError::Unusable(format!(
             "none of the Proxmox nodes ({}) is this machine ({hostname})",
             many.iter()
                 .map(|n| n.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 

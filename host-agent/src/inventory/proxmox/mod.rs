@@ -9,8 +9,9 @@
 mod boot_clock;
 mod build;
 
+use crate::exec::ExecError;
 use crate::exec::proxmox::{ProxmoxTools, parse};
-use crate::inventory::{BoxFuture, Scan, Source, SourceCtx};
+use crate::inventory::{BoxFuture, Scan, ScanError, Source, SourceCtx};
 use boot_clock::BootClock;
 use build::GuestKind;
 use parse::{DockerEntry, GuestConfig, GuestEntry, NodeEntry};
@@ -56,7 +57,7 @@ impl ProxmoxSource {
         }
     }
 
-    async fn scan_now(&self, ctx: &SourceCtx) -> Result<Scan, String> {
+    async fn scan_now(&self, ctx: &SourceCtx) -> Result<Scan, ScanError> {
         let found = self.read(&ctx.hostname).await?;
         let mut resources = self.resources(ctx, found);
         resources.sort_by(|a, b| a.id.cmp(&b.id));
@@ -74,7 +75,7 @@ impl ProxmoxSource {
     }
 
     /// Everything the tools say about the node named like `hostname`.
-    async fn read(&self, hostname: &str) -> Result<Found, String> {
+    async fn read(&self, hostname: &str) -> Result<Found, ScanError> {
         let nodes = parse::nodes(&self.pvesh("/nodes").await?)?;
         let node = build::pick_node(&nodes, hostname)?.clone();
         let lxc_path = format!("/nodes/{}/lxc", node.name);
@@ -147,7 +148,7 @@ impl ProxmoxSource {
         resources
     }
 
-    async fn pvesh(&self, path: &str) -> Result<Vec<u8>, String> {
+    async fn pvesh(&self, path: &str) -> Result<Vec<u8>, ExecError> {
         ProxmoxTools::call(
             &self.tools.pvesh,
             &["get", path, "--output-format", "json"],
@@ -215,7 +216,7 @@ impl Source for ProxmoxSource {
         "proxmox"
     }
 
-    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, String>> {
+    fn scan<'a>(&'a self, ctx: &'a SourceCtx) -> BoxFuture<'a, Result<Scan, ScanError>> {
         Box::pin(self.scan_now(ctx))
     }
 }

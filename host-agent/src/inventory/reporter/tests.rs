@@ -18,7 +18,7 @@ fn lxc(vmid: u32, status: &str) -> Resource {
     }
 }
 
-fn ok(resources: Vec<Resource>) -> Result<Scan, String> {
+fn ok(resources: Vec<Resource>) -> Result<Scan, ScanError> {
     Ok(Scan {
         resources,
         capped: Vec::new(),
@@ -57,7 +57,13 @@ fn first_round_is_full_then_only_changes_are_sent() {
 fn a_failing_source_keeps_its_resources_and_reports_the_error() {
     let mut state = State::default();
     state.apply(vec![("proxmox", ok(vec![lxc(141, "running")]))], true);
-    let failed = state.apply(vec![("proxmox", Err("pvesh timed out".into()))], false);
+    let failed = state.apply(
+        vec![(
+            "proxmox",
+            Err(ScanError::Unreachable("pvesh timed out".into())),
+        )],
+        false,
+    );
     assert!(failed.upserts.is_empty() && failed.removed.is_empty());
     let notes = failed.notes.expect("errors changed");
     assert_eq!(notes.errors, ["proxmox: pvesh timed out"]);
@@ -109,7 +115,7 @@ impl Source for Fake {
     fn scan<'a>(
         &'a self,
         _ctx: &'a SourceCtx,
-    ) -> super::super::BoxFuture<'a, Result<Scan, String>> {
+    ) -> super::super::BoxFuture<'a, Result<Scan, ScanError>> {
         let resources = self.resources.lock().map(|r| r.clone()).unwrap_or_default();
         Box::pin(async move { ok(resources) })
     }

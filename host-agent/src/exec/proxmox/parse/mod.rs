@@ -8,6 +8,7 @@ mod guest_config;
 pub use docker_ps::{DockerEntry, docker_ps};
 pub use guest_config::{GuestConfig, config};
 
+use crate::exec::ExecError;
 use serde_json::{Map, Value};
 use tracing::warn;
 
@@ -36,11 +37,11 @@ pub struct GuestEntry {
     pub template: bool,
 }
 
-fn json_list(json: &[u8], what: &str) -> Result<Vec<Map<String, Value>>, String> {
-    let value: Value =
-        serde_json::from_slice(json).map_err(|e| format!("{what}: not JSON ({e})"))?;
+fn json_list(json: &[u8], what: &str) -> Result<Vec<Map<String, Value>>, ExecError> {
+    let value: Value = serde_json::from_slice(json)
+        .map_err(|e| ExecError::Unusable(format!("{what}: not JSON ({e})")))?;
     let Value::Array(items) = value else {
-        return Err(format!("{what}: expected a JSON list"));
+        return Err(ExecError::Unusable(format!("{what}: expected a JSON list")));
     };
     Ok(items
         .into_iter()
@@ -80,7 +81,7 @@ fn text(map: &Map<String, Value>, key: &str) -> Option<String> {
 }
 
 /// `pvesh get /nodes --output-format json`.
-pub fn nodes(json: &[u8]) -> Result<Vec<NodeEntry>, String> {
+pub fn nodes(json: &[u8]) -> Result<Vec<NodeEntry>, ExecError> {
     Ok(json_list(json, "pvesh get /nodes")?
         .into_iter()
         .filter_map(|map| {
@@ -100,7 +101,7 @@ pub fn nodes(json: &[u8]) -> Result<Vec<NodeEntry>, String> {
 }
 
 /// `pvesh get /nodes/<node>/lxc` or `…/qemu`, sorted by vmid, once each.
-pub fn guests(json: &[u8], what: &str) -> Result<Vec<GuestEntry>, String> {
+pub fn guests(json: &[u8], what: &str) -> Result<Vec<GuestEntry>, ExecError> {
     let mut guests: Vec<GuestEntry> = json_list(json, what)?
         .into_iter()
         .filter_map(|map| {
@@ -163,8 +164,13 @@ mod tests {
             }
         );
         assert_eq!(list[1].status, "unknown");
-        assert!(nodes(b"{\"node\":\"x\"}").unwrap_err().contains("list"));
-        assert!(nodes(b"[{").unwrap_err().contains("not JSON"));
+        assert!(
+            nodes(b"{\"node\":\"x\"}")
+                .unwrap_err()
+                .to_string()
+                .contains("list")
+        );
+        assert!(matches!(nodes(b"[{"), Err(ExecError::Unusable(t)) if t.contains("not JSON")));
 
         let list = guests(
             br#"[{"vmid":"142","name":"b","status":"stopped","cpus":0.5,"tags":"z;a,a"},

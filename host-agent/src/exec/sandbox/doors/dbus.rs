@@ -10,6 +10,7 @@
 //! Without `xdg-dbus-proxy` on the host the system bus gets no door, and the namespace
 //! masks it: reads that query systemd then fail, instead of reaching it unfiltered.
 
+use crate::exec::sandbox::SandboxError;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
@@ -118,7 +119,7 @@ pub fn find_proxy() -> Option<PathBuf> {
 
 /// Start the proxy for the bus at `bus` on the door socket `door`, and wait until it
 /// listens. The child is killed when dropped.
-pub async fn serve(proxy: &Path, door: &Path, bus: &Path) -> Result<Child, String> {
+pub async fn serve(proxy: &Path, door: &Path, bus: &Path) -> Result<Child, SandboxError> {
     if let Some(dir) = door.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
@@ -136,10 +137,10 @@ pub async fn serve(proxy: &Path, door: &Path, bus: &Path) -> Result<Child, Strin
     let start = Instant::now();
     while !door.exists() {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("{PROXY} exited at start: {status}"));
+            return Err(format!("{PROXY} exited at start: {status}").into());
         }
         if start.elapsed() > Duration::from_secs(5) {
-            return Err(format!("{PROXY} did not listen within 5 s"));
+            return Err(format!("{PROXY} did not listen within 5 s").into());
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

@@ -83,13 +83,21 @@ async fn handle(req: Request<Incoming>, upstream: PathBuf) -> Result<Response<Bo
     }
 }
 
-async fn forward(req: Request<Incoming>, upstream: &Path) -> Result<Response<Incoming>, String> {
-    let stream = UnixStream::connect(upstream)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
+/// Why a request that passed the door did not reach the engine.
+#[derive(Debug, thiserror::Error)]
+enum Unreached {
+    #[error("{0}")]
+    Connect(#[from] std::io::Error),
+    #[error("{0}")]
+    Http(#[from] hyper::Error),
+    #[error("{0}")]
+    Request(#[from] hyper::http::Error),
+}
+
+async fn forward(req: Request<Incoming>, upstream: &Path) -> Result<Response<Incoming>, Unreached> {
+    let stream = UnixStream::connect(upstream).await?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(connection);
     let mut out = Request::builder()
         .method(req.method().clone())
@@ -99,8 +107,8 @@ async fn forward(req: Request<Incoming>, upstream: &Path) -> Result<Response<Inc
             out = out.header(name, value);
         }
     }
-    let out = out.body(Empty::<Bytes>::new()).map_err(|e| e.to_string())?;
-    sender.send_request(out).await.map_err(|e| e.to_string())
+    let out = out.body(Empty::<Bytes>::new())?;
+    Ok(sender.send_request(out).await?)
 }
 
 fn answer(status: StatusCode, message: &str) -> Response<Body> {
