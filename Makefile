@@ -74,12 +74,14 @@ fmt:
 
 # The write oracle over every read of the corpora (make test runs a sample of it).
 oracle:
-	VIGIL_ORACLE=full $(CARGO) test -p vigil-shared --test oracle -- --nocapture
+	VIGIL_ORACLE=full $(CARGO) test -p vigil-shared --test all oracle:: -- --nocapture
 
-# The evaluation harness: every scenario must pass with the scripted model.
+# The evaluation harness: every scenario must pass with the scripted model. It runs the
+# binaries `cargo test --workspace` builds (after `make test`, nothing is rebuilt): a plain
+# `cargo build` would rebuild the workspace without the tests' dependency features.
 eval:
-	$(CARGO) build --workspace
-	$(CARGO) run -q -p vigil-tests --bin vigil-eval -- --out target/eval.json
+	$(CARGO) test --workspace --no-run
+	./target/debug/vigil-eval --out target/eval.json
 
 # The fleet benchmark: a release controller and FLEET_AGENTS simulated agents (docs/fleet.md).
 fleet:

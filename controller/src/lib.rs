@@ -29,6 +29,7 @@
 //!
 //! Errors are one enum, [`Error`], mapped to HTTP and gRPC statuses in one place.
 
+pub mod access;
 pub mod agents;
 pub mod api;
 pub mod approvals;

@@ -13,8 +13,7 @@ use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::clock::unix_now;
-use crate::pki::join_token;
+use crate::agents::join_tokens::{self, JoinTokenRequest};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -88,12 +87,14 @@ pub async fn enroll(
             log,
         });
     }
-    let token = join_token::generate()?;
-    let labels = BTreeMap::from([("local".to_owned(), "true".to_owned())]);
-    let now = unix_now();
-    store
-        .insert_join_token(&token.hash, &labels, 1, now, now + 600)
-        .await?;
+    let request = JoinTokenRequest {
+        uses: 1,
+        ttl_s: 600,
+        labels: BTreeMap::from([("local".to_owned(), "true".to_owned())]),
+    };
+    let token = join_tokens::issue(store, request, "local-agent")
+        .await?
+        .token;
     let output = Command::new(&binary)
         .args([
             "join",

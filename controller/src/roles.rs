@@ -51,3 +51,12 @@ impl FromStr for Role {
         }
     }
 }
+
+/// A stored role (the store maps the `role` column through this).
+impl TryFrom<String> for Role {
+    type Error = Error;
+
+    fn try_from(text: String) -> Result<Role> {
+        text.parse()
+    }
+}

@@ -13,11 +13,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use vigil_proto::agent::v1::Goodbye;
 
+use crate::access::Access;
 use crate::agents::Agents;
 use crate::api::install::InstallSite;
 use crate::api::{self, ApiOptions, ApiState, Metrics};
 use crate::approvals::Approvals;
 use crate::assistant::Assistant;
+use crate::audit::AuditLog;
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::exec::ExecService;
@@ -82,7 +84,9 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         info!(path = %token_path.display(), "using the admin API token");
     }
     let store = Store::open_selected(&dir, config.database_url.as_deref()).await?;
-    api::auth::register_admin_token(&store, &admin_token).await?;
+    Access::new(store.clone())
+        .register_admin(&admin_token)
+        .await?;
     let (revoked_agents, revoked_serials) = store.load_revocations().await?;
     let revocations = Arc::new(RevocationSet::new(revoked_agents, revoked_serials));
     let sessions = Arc::new(Sessions::with_limits(config.agent_queue));
@@ -132,11 +136,13 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         exec,
         approvals,
         assistant,
+        audit: AuditLog::new(agents.store().clone()),
+        access: Access::new(agents.store().clone()),
         control_level: config.control_level,
         rate: api::rate::RateLimits::new(config.rate, metrics.clone()),
         metrics,
     };
-    let grpc_chat = api::grpc_chat::routes(state.assistant.clone()).await;
+    let grpc_chat = api::grpc_chat::routes(state.assistant.clone(), state.access.clone()).await;
     let router = api::router(
         state,
         ApiOptions {

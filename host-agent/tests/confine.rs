@@ -5,7 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output};
 use vigil_agent::exec::sandbox::thread;
@@ -79,6 +79,7 @@ async fn confined_sh(script: &str, scratch: &std::path::Path) -> (i32, String, S
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_spawned_from_a_confined_thread_is_confined_and_the_agent_is_not() {
+    let _turn = support::sandbox_turn().await;
     let base = tempfile::tempdir().unwrap();
     let scratch = base.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();

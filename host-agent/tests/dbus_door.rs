@@ -7,7 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -81,6 +81,7 @@ async fn a_read_queries_systemd_through_the_door_but_cannot_stop_a_unit() {
     if !ready() {
         return;
     }
+    let _turn = support::sandbox_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let scratch = dir.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();

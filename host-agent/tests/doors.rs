@@ -8,7 +8,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixListener;
@@ -54,6 +54,7 @@ async fn reads_reach_daemons_only_through_read_only_doors() {
     if !support::root_or_skip("the door tests") {
         return;
     }
+    let _turn = support::sandbox_turn().await;
     let dir = tempfile::tempdir().unwrap();
     let scratch = dir.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();

@@ -7,7 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use vigil_agent::exec::sandbox::HiddenPaths;
 use vigil_agent::exec::sandbox::thread;
@@ -23,6 +23,7 @@ async fn hidden_paths_are_empty_to_reads_and_stay_hidden_when_replaced() {
     if !support::root_or_skip("the hiding tests") {
         return;
     }
+    let _turn = support::sandbox_turn().await;
     let base = tempfile::tempdir().unwrap();
     let scratch = base.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();

@@ -2,11 +2,8 @@
 //! recorded-shaped JSON (`tests/kubernetes/server.rs`, fixtures in
 //! `tests/fixtures/kubernetes/`): discovery in `inventory.rs`, exec and logs in `pod.rs`.
 
-#[path = "kubernetes/inventory.rs"]
 mod inventory;
-#[path = "kubernetes/pod.rs"]
 mod pod;
-#[path = "kubernetes/server.rs"]
 mod server;
 
 use std::future::Future;

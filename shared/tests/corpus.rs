@@ -5,9 +5,7 @@
 //! `unbounded` must be reported unbounded (and so is never accepted as a read).
 //! In a command field, a literal `\n` stands for a newline.
 
-mod support;
-
-use support::{corpus_files, load};
+use crate::support::{corpus_files, load};
 use vigil_shared::policy::{Intent, classify};
 
 #[test]

@@ -1,8 +1,7 @@
 //! Property tests: no combination of a corpus read with a corpus write is ever read-only,
 //! and `classify` never panics on arbitrary input.
 
-mod support;
-
+use crate::support;
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use vigil_shared::policy::{Intent, classify};

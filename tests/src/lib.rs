@@ -9,9 +9,9 @@
 //! [`fleet`] is the fleet simulator behind the `vigil-fleet` binary (`make fleet`), and
 //! [`FleetProcess`] runs it against a test controller.
 //!
-//! The controller's own tests use it too: [`in_process`] starts a controller inside the
-//! test process (`controller/tests`), and [`db`] gives each store test a private
-//! PostgreSQL schema (the controller's unit tests and `controller/tests`).
+//! [`in_process`] starts a controller inside the test process (the `controller` suite), and
+//! [`db`] gives each store test a private PostgreSQL schema (the controller's own
+//! `store::test_db`, re-exported).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
@@ -19,7 +19,6 @@ mod agent;
 mod api;
 pub mod chat;
 mod controller;
-pub mod db;
 pub mod docker;
 pub mod fleet;
 mod fleet_process;
@@ -35,3 +34,5 @@ pub use fleet_process::FleetProcess;
 pub use model_server::{Protocol, Reply, ScriptedModel};
 pub use process::{bin, free_port, processes_matching, wait_until};
 pub use tls::{Identity, foreign_client_config, gateway_handshake};
+/// A private PostgreSQL schema per test (the controller's `store::test_db`).
+pub use vigil_controller::store::test_db as db;

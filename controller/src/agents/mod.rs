@@ -3,10 +3,11 @@
 //! live streams ([`sessions`], each with its command queue, [`queue`]) to list them; what
 //! the streams report, written in batches ([`writer`]); which agent speaks for each
 //! Proxmox node ([`claims`]); and revocation (database, the handshake's revocation set
-//! [`revocations`], and the live stream). The gateway (transport) uses this state; this
+//! [`revocations`], and the live stream); and issuing join tokens ([`join_tokens`]). The gateway (transport) uses this state; this
 //! module never imports the gateway.
 
 pub mod claims;
+pub mod join_tokens;
 pub mod queue;
 pub mod registry;
 pub mod revocations;
@@ -208,7 +209,21 @@ impl Agents {
         &self.inventory
     }
 
-    /// The database.
+    /// Issues a join token as `actor` (see [`join_tokens::issue`]).
+    pub async fn issue_join_token(
+        &self,
+        request: join_tokens::JoinTokenRequest,
+        actor: &str,
+    ) -> Result<join_tokens::Issued> {
+        join_tokens::issue(&self.store, request, actor).await
+    }
+
+    /// True when the registry's database answers (readiness).
+    pub async fn database_answers(&self) -> bool {
+        self.store.ping().await
+    }
+
+    /// The store the registry records into.
     pub fn store(&self) -> &Store {
         &self.store
     }

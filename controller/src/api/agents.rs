@@ -11,7 +11,7 @@ use super::ApiState;
 use super::auth::Principal;
 use super::json_body::JsonBody;
 use crate::agents::AgentView;
-use crate::audit::{self, Entry};
+use crate::audit::Entry;
 use crate::clock::rfc3339;
 use crate::{Error, Result};
 
@@ -39,7 +39,7 @@ pub async fn revoke(
         .revoke(id, "revoked by an administrator")
         .await?;
     let entry = Entry::new(&principal.name, "agent.revoke", "ok").agent(id);
-    audit::record(state.agents.store(), entry).await;
+    state.audit.record(entry).await;
     Ok(Json(json!({ "id": id.to_string(), "revoked": true })))
 }
 
@@ -93,7 +93,7 @@ pub async fn set_hidden_paths(
     let entry = Entry::new(&principal.name, "agent.hidden_paths", "ok")
         .agent(id)
         .command(&format!("hide: {}", paths.join(" ")));
-    audit::record(state.agents.store(), entry).await;
+    state.audit.record(entry).await;
     Ok(Json(json!({
         "id": id.to_string(),
         "hidden_paths": paths,

@@ -13,7 +13,6 @@ use super::auth::Principal;
 use super::exec::{ExecBody, check_command, route};
 use super::json_body::JsonBody;
 use crate::approvals::ControlLevel;
-use crate::clock::unix_now;
 use crate::error::ApiCode;
 use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision, NewApproval};
 use crate::{Error, Result};
@@ -45,12 +44,7 @@ pub async fn list(
         Some("all") => None,
         Some(text) => Some(ApprovalStatus::parse(text)?),
     };
-    let rows = state
-        .agents
-        .store()
-        .list_approvals(status, unix_now())
-        .await?;
-    Ok(Json(rows))
+    Ok(Json(state.approvals.list(status).await?))
 }
 
 async fn decide(
@@ -73,9 +67,8 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> Result<Json<ApprovalRow>> {
     state
-        .agents
-        .store()
-        .get_approval(&id, unix_now())
+        .approvals
+        .get(&id)
         .await?
         .map(Json)
         .ok_or_else(|| Error::NotFound(format!("no approval with id {id:?}")))

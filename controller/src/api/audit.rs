@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::ApiState;
 use crate::audit::AuditRow;
-use crate::store::audit::Since;
+use crate::audit::Since;
 use crate::{Error, Result};
 
 /// Default and largest page.
@@ -53,12 +53,12 @@ pub async fn list(
             "limit {limit} must be between 1 and {MAX_LIMIT}"
         )));
     }
-    Ok(Json(state.agents.store().list_audit(since, limit).await?))
+    Ok(Json(state.audit.list(since, limit).await?))
 }
 
 /// `GET /api/audit/verify`: `{intact: true, rows}` or `{intact: false, broken_seq, why}`.
 pub async fn verify(State(state): State<ApiState>) -> Result<Json<serde_json::Value>> {
-    let result = state.agents.store().verify_audit().await?;
+    let result = state.audit.verify().await?;
     Ok(Json(match result {
         Ok(rows) => serde_json::json!({ "intact": true, "rows": rows }),
         Err(broken) => serde_json::json!({

@@ -1,7 +1,7 @@
-//! Bearer-token authentication and role checks of the HTTP API. Tokens live hashed in the
-//! database ([`crate::store::api_tokens`]); `<data-dir>/admin.token` holds the first
-//! admin token, stored like any other. [`require_role`] guards each route group: no or an
-//! unknown token is 401, too low a role is 403 `FORBIDDEN`.
+//! Bearer-token authentication and role checks of the HTTP API, over the token service
+//! ([`crate::access`]); `<data-dir>/admin.token` holds the first admin token, stored like
+//! any other. [`require_role`] guards each route group: no or an unknown token is 401, too
+//! low a role is 403 `FORBIDDEN`.
 
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -10,22 +10,12 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::ApiState;
-use crate::clock::unix_now;
+pub use crate::access::Principal;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::error::ApiCode;
 pub use crate::roles::Role;
-use crate::store::Store;
 use crate::store::api_tokens::generate_token;
 use crate::{Error, Result};
-
-/// Who made a request, attached to the request's extensions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    /// The token's name: the actor in logs and the audit log.
-    pub name: String,
-    /// The role.
-    pub role: Role,
-}
 
 /// Reads `admin.token`, creating it (`vat_` and 64 hex characters, mode 0600) on first
 /// start. Returns the token and whether it was created.
@@ -40,15 +30,6 @@ pub fn load_or_create_admin_token(dir: &DataDir) -> Result<(String, bool)> {
     let token = generate_token()?;
     dir.write_private(ADMIN_TOKEN, format!("{token}\n").as_bytes())?;
     Ok((token, true))
-}
-
-/// Makes the content of `admin.token` an admin API token named `admin` (stored hashed;
-/// a no-op when it already is).
-pub async fn register_admin_token(store: &Store, token: &str) -> Result<()> {
-    store
-        .insert_api_token(token, "admin", Role::Admin, unix_now())
-        .await
-        .map(|_| ())
 }
 
 fn bearer(request: &Request) -> Result<&str> {
@@ -84,20 +65,12 @@ pub async fn require_role(
     next: Next,
 ) -> Result<Response> {
     let token = bearer(&request)?;
-    let found = state
-        .agents
-        .store()
-        .authenticate(token, unix_now())
-        .await?
-        .ok_or_else(|| Error::Unauthenticated("invalid bearer token".into()))?;
+    let found = state.access.authenticate(token).await?;
     if found.role < needed {
         tracing::info!(token = %found.name, role = %found.role, needed = %needed, "role too low");
         return Err(forbidden(needed, found.role));
     }
-    request.extensions_mut().insert(Principal {
-        name: found.name,
-        role: found.role,
-    });
+    request.extensions_mut().insert(found);
     Ok(next.run(request).await)
 }
 

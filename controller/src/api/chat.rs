@@ -18,7 +18,7 @@ use super::ApiState;
 use super::auth::Principal;
 use super::json_body::JsonBody;
 use crate::Result;
-use crate::assistant::{Caller, ChatBody};
+use crate::assistant::ChatBody;
 use crate::store::chat::{MessageRow, SessionRow};
 
 /// Interval of keep-alive comments on the chat stream.
@@ -30,11 +30,7 @@ pub async fn chat(
     Extension(principal): Extension<Principal>,
     JsonBody(body): JsonBody<ChatBody>,
 ) -> Result<Response> {
-    let caller = Caller {
-        name: principal.name.clone(),
-        role: principal.role,
-    };
-    let events = state.assistant.start_turn(caller, body).await?;
+    let events = state.assistant.start_turn(principal, body).await?;
     let stream = UnboundedReceiverStream::new(events).map(|event| {
         Ok::<_, Infallible>(
             Event::default()

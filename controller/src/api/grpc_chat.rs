@@ -14,34 +14,30 @@ use vigil_proto::chat::v1::chat_server::{Chat, ChatServer};
 use vigil_proto::chat::v1::{AskRequest, ChatEvent};
 
 use crate::Error;
+use crate::access::Access;
 use crate::approvals::ControlLevel;
-use crate::assistant::{Assistant, Caller, ChatBody};
-use crate::clock::unix_now;
-use crate::store::Store;
+use crate::assistant::{Assistant, ChatBody};
 
 /// The `Chat` service.
 #[derive(Debug, Clone)]
 pub struct ChatService {
     assistant: Assistant,
+    access: Access,
 }
 
 impl ChatService {
-    /// The service over the chat service.
-    pub fn new(assistant: Assistant) -> Self {
-        ChatService { assistant }
-    }
-
-    fn store(&self) -> &Store {
-        self.assistant.store()
+    /// The gRPC face of the chat service; callers are checked by `access`.
+    pub fn new(assistant: Assistant, access: Access) -> Self {
+        ChatService { assistant, access }
     }
 }
 
 /// The routes of the gRPC chat and health services, to merge into the HTTP router (which
 /// keeps its own fallback).
-pub async fn routes(assistant: Assistant) -> axum::Router {
+pub async fn routes(assistant: Assistant, access: Access) -> axum::Router {
     let (reporter, health) = tonic_health::server::health_reporter();
     reporter.set_serving::<ChatServer<ChatService>>().await;
-    let chat = ChatServer::new(ChatService::new(assistant));
+    let chat = ChatServer::new(ChatService::new(assistant, access));
     axum::Router::new()
         .route_service(&grpc_path(&chat), grpc_body(chat))
         .route_service(&grpc_path(&health), grpc_body(health))
@@ -88,12 +84,11 @@ impl Chat for ChatService {
                 Status::unauthenticated("send a Vigil API token as `authorization: Bearer …`")
             })?
             .to_owned();
-        let found = self
-            .store()
-            .authenticate(&token, unix_now())
+        let caller = self
+            .access
+            .authenticate(&token)
             .await
-            .map_err(Status::from)?
-            .ok_or_else(|| Status::unauthenticated("invalid bearer token"))?;
+            .map_err(Status::from)?;
         let ask = request.into_inner();
         let control_level = match ask.control_level.trim() {
             "" => None,
@@ -104,10 +99,6 @@ impl Chat for ChatService {
             message: ask.message,
             mentions: ask.mentions,
             control_level,
-        };
-        let caller = Caller {
-            name: found.name.clone(),
-            role: found.role,
         };
         let events = self
             .assistant

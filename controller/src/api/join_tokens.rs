@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::install::InstallSite;
 use super::json_body::JsonBody;
 use super::{ApiState, Principal, Role};
-use crate::clock::{rfc3339, unix_now};
+use crate::Result;
+use crate::agents::join_tokens::{Issued, JoinTokenRequest, check_uses};
+use crate::clock::rfc3339;
 use crate::pki::join_token;
-use crate::{Error, Result};
 
 /// The request body; every field is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -41,16 +42,10 @@ pub struct CreatedJoinToken {
     pub install: String,
 }
 
-/// Checks a request the way `token create` checks its flags; returns (uses, ttl, labels).
-pub fn validate(body: &CreateJoinToken) -> Result<(u32, i64, BTreeMap<String, String>)> {
-    let uses = body.uses.unwrap_or(1);
-    if uses == 0 || uses > join_token::MAX_USES {
-        return Err(Error::InvalidInput(format!(
-            "uses must be between 1 and {}",
-            join_token::MAX_USES
-        )));
-    }
-    let ttl = match &body.ttl {
+/// Checks a request the way `token create` checks its flags.
+pub fn validate(body: &CreateJoinToken) -> Result<JoinTokenRequest> {
+    let uses = check_uses("uses", body.uses.unwrap_or(1))?;
+    let ttl_s = match &body.ttl {
         Some(ttl) => join_token::parse_ttl(ttl)?,
         None => join_token::DEFAULT_TTL_S,
     };
@@ -60,7 +55,11 @@ pub fn validate(body: &CreateJoinToken) -> Result<(u32, i64, BTreeMap<String, St
         .flatten()
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    Ok((uses, ttl, join_token::parse_labels(&pairs)?))
+    Ok(JoinTokenRequest {
+        uses,
+        ttl_s,
+        labels: join_token::parse_labels(&pairs)?,
+    })
 }
 
 /// `POST /api/join-tokens`.
@@ -73,20 +72,10 @@ pub async fn create(
     if principal.role < Role::Admin {
         return Err(super::auth::forbidden(Role::Admin, principal.role));
     }
-    let (uses, ttl, labels) = validate(&body)?;
-    let token = join_token::generate()?;
-    let now = unix_now();
-    let row = state
+    let Issued { token, row } = state
         .agents
-        .store()
-        .insert_join_token(&token.hash, &labels, uses, now, now + ttl)
+        .issue_join_token(validate(&body)?, &principal.name)
         .await?;
-    tracing::info!(actor = %principal.name, id = %row.id, uses, ttl_s = ttl, "created a join token");
-    crate::audit::record(
-        state.agents.store(),
-        crate::audit::Entry::new(&principal.name, "join_token.create", &row.id),
-    )
-    .await;
     Ok((
         StatusCode::CREATED,
         Json(CreatedJoinToken {
@@ -104,8 +93,11 @@ mod tests {
 
     #[test]
     fn requests_are_validated_like_the_cli() {
-        let (uses, ttl, labels) = validate(&CreateJoinToken::default()).unwrap();
-        assert_eq!((uses, ttl, labels.len()), (1, join_token::DEFAULT_TTL_S, 0));
+        let request = validate(&CreateJoinToken::default()).unwrap();
+        assert_eq!(
+            (request.uses, request.ttl_s, request.labels.len()),
+            (1, join_token::DEFAULT_TTL_S, 0)
+        );
         let bad = |body: CreateJoinToken| validate(&body).unwrap_err().to_string();
         assert!(
             bad(CreateJoinToken {

@@ -44,7 +44,7 @@ pub async fn metrics(State(state): State<ApiState>) -> Response {
 
 /// `GET /readyz`: 200 when the database answers, 503 otherwise.
 pub async fn readyz(State(state): State<ApiState>) -> Response {
-    if state.agents.store().ping().await {
+    if state.agents.database_answers().await {
         axum::Json(json!({ "status": "ready" })).into_response()
     } else {
         tracing::warn!("not ready: the database does not answer");

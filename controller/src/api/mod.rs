@@ -41,9 +41,11 @@ pub use crate::exec::{ExecExit, ExecOutcome};
 pub use auth::{Principal, Role};
 pub use metrics::Metrics;
 
+use crate::access::Access;
 use crate::agents::Agents;
 use crate::approvals::{Approvals, ControlLevel};
 use crate::assistant::Assistant;
+use crate::audit::AuditLog;
 use crate::error::ApiCode;
 use crate::exec::ExecService;
 use crate::{Error, Result};
@@ -57,6 +59,10 @@ pub struct ApiState {
     pub exec: ExecService,
     /// The approval lifecycle of writes.
     pub approvals: Approvals,
+    /// The audit log.
+    pub audit: AuditLog,
+    /// API tokens: who a bearer token is.
+    pub access: Access,
     /// The chat service.
     pub assistant: Assistant,
     /// The controller's control level (the ceiling of every session's).

@@ -20,8 +20,8 @@ use super::ApiState;
 use super::auth::Principal;
 use super::chat::KEEP_ALIVE;
 use super::json_body::JsonBody;
+use crate::assistant::ChatBody;
 use crate::assistant::events::{ApprovalNeeded, ChatEvent};
-use crate::assistant::{Caller, ChatBody};
 use crate::clock::unix_now;
 use crate::{Error, Result};
 
@@ -136,10 +136,7 @@ pub async fn completions(
         .filter(|m| m.role == "user" || m.role == "assistant")
         .map(|m| (m.role.clone(), text_of(&m.content)))
         .collect();
-    let caller = Caller {
-        name: principal.name.clone(),
-        role: principal.role,
-    };
+    let caller = principal;
     let chat = ChatBody {
         session_id: None,
         message,

@@ -25,7 +25,7 @@ use crate::clock::unix_now;
 use crate::exec::{ExecService, OutputStream};
 use crate::pki::Pki;
 use crate::store::Store;
-use crate::store::approvals::{ApprovalRow, Decision, NewApproval, RunState};
+use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision, NewApproval, RunState};
 
 /// Default seconds before a pending approval expires (`VIGIL_APPROVAL_TIMEOUT_S`).
 pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 300;
@@ -113,6 +113,16 @@ impl Approvals {
     fn notify(&self, id: &str, event: WriteEvent) -> bool {
         let waiter = self.waiters().get(id).cloned();
         waiter.is_some_and(|tx| tx.send(event).is_ok())
+    }
+
+    /// The approvals with `status` (every one when `None`), as of now.
+    pub async fn list(&self, status: Option<ApprovalStatus>) -> Result<Vec<ApprovalRow>> {
+        self.store().list_approvals(status, unix_now()).await
+    }
+
+    /// One approval, as of now.
+    pub async fn get(&self, id: &str) -> Result<Option<ApprovalRow>> {
+        self.store().get_approval(id, unix_now()).await
     }
 
     /// Seconds a pending approval lives.

@@ -23,4 +23,4 @@ pub mod state;
 pub mod tools_run;
 pub mod turn;
 
-pub use service::{Assistant, Caller, ChatBody};
+pub use service::{Assistant, ChatBody};

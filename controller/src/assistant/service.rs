@@ -12,12 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::events::ChatEvent;
 use super::state::SessionState;
 use super::turn::Turn;
+use crate::access::Principal;
 use crate::approvals::{Approvals, ControlLevel};
 use crate::clock::unix_now;
 use crate::error::ApiCode;
 use crate::exec::ExecService;
 use crate::llm::ModelProvider;
-use crate::roles::Role;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -41,15 +41,6 @@ pub struct ChatBody {
     /// Narrow the session's control level.
     #[serde(default)]
     pub control_level: Option<ControlLevel>,
-}
-
-/// Who is chatting.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    /// The API token's name.
-    pub name: String,
-    /// Its role.
-    pub role: Role,
 }
 
 #[derive(Debug)]
@@ -160,7 +151,7 @@ impl Assistant {
     /// not stop the turn.
     pub async fn start_turn(
         &self,
-        caller: Caller,
+        caller: Principal,
         body: ChatBody,
     ) -> Result<mpsc::UnboundedReceiver<ChatEvent>> {
         self.start_turn_with_history(caller, body, Vec::new()).await
@@ -170,7 +161,7 @@ impl Assistant {
     /// messages: the conversation a stateless client (the OpenAI-compatible endpoint) sends.
     pub async fn start_turn_with_history(
         &self,
-        caller: Caller,
+        caller: Principal,
         body: ChatBody,
         earlier: Vec<(String, String)>,
     ) -> Result<mpsc::UnboundedReceiver<ChatEvent>> {

@@ -21,9 +21,10 @@ use super::phantom::{self, Executed};
 use super::prefetch::{Prefetch, prefetch};
 use super::prompt;
 use super::quirks::{VisibleText, recover_tool_calls};
-use super::service::{Assistant, Caller};
+use super::service::Assistant;
 use super::state::SessionState;
 use super::tools_run::{CallOutcome, ToolRunner};
+use crate::access::Principal;
 use crate::approvals::ControlLevel;
 use crate::clock::unix_now;
 use crate::error::StreamErrorCode;
@@ -45,7 +46,7 @@ pub struct Turn {
     tokens_before: u64,
     state: Arc<tokio::sync::Mutex<SessionState>>,
     pub(super) level: ControlLevel,
-    pub(super) caller: Caller,
+    pub(super) caller: Principal,
     events: mpsc::UnboundedSender<ChatEvent>,
     pub(super) cancel: CancellationToken,
     iterations: u32,
@@ -63,7 +64,7 @@ impl Turn {
         tokens_before: u64,
         state: Arc<tokio::sync::Mutex<SessionState>>,
         level: ControlLevel,
-        caller: Caller,
+        caller: Principal,
         events: mpsc::UnboundedSender<ChatEvent>,
         cancel: CancellationToken,
     ) -> Turn {

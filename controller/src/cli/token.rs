@@ -6,6 +6,7 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 use time::OffsetDateTime;
 
+use crate::agents::join_tokens::{self, Issued, JoinTokenRequest};
 use crate::clock::{rfc3339, unix_now};
 use crate::config::DataDirArg;
 use crate::data_dir::DataDir;
@@ -77,28 +78,17 @@ pub fn run(command: TokenCommand) -> Result<()> {
 }
 
 async fn create(args: CreateArgs) -> Result<()> {
-    if args.uses == 0 || args.uses > join_token::MAX_USES {
-        return Err(Error::InvalidInput(format!(
-            "--uses must be between 1 and {}",
-            join_token::MAX_USES
-        )));
-    }
-    let ttl = join_token::parse_ttl(&args.ttl)?;
-    let labels = join_token::parse_labels(&args.labels)?;
+    let request = JoinTokenRequest {
+        uses: join_tokens::check_uses("--uses", args.uses)?,
+        ttl_s: join_token::parse_ttl(&args.ttl)?,
+        labels: join_token::parse_labels(&args.labels)?,
+    };
     let dir = DataDir::new(&args.data_dir.data_dir);
     let ca = Pki::load_or_create_ca(&dir, OffsetDateTime::now_utc())?;
     let store = Store::open_selected(&dir, args.database.database_url.as_deref()).await?;
-    let token = join_token::generate()?;
-    let now = unix_now();
-    let row = store
-        .insert_join_token(&token.hash, &labels, args.uses, now, now + ttl)
-        .await?;
-    crate::audit::record(
-        &store,
-        crate::audit::Entry::new("cli", "join_token.create", &row.id),
-    )
-    .await;
+    let issued = join_tokens::issue(&store, request, "cli").await;
     store.close().await;
+    let Issued { token, row } = issued?;
 
     let mut err = std::io::stderr().lock();
     let labels_text = format_labels(&row);

@@ -2,7 +2,7 @@
 //! token itself is shown once, when created.
 
 use sha2::{Digest, Sha256};
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::Store;
 use crate::roles::Role;
@@ -12,13 +12,14 @@ use crate::{Error, Result};
 pub const TOKEN_PREFIX: &str = "vat_";
 
 /// An API token as stored (never the token itself).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct ApiTokenRow {
     /// Short id: the first 12 hex characters of the hash.
     pub id: String,
     /// Who or what holds it (logged and audited as the actor).
     pub name: String,
     /// Its role.
+    #[sqlx(try_from = "String")]
     pub role: Role,
     /// Creation time (Unix seconds).
     pub created_at: i64,
@@ -43,18 +44,6 @@ pub fn generate_token() -> Result<String> {
 /// Compares two byte strings without an early exit.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn row_to_api_token(row: &sqlx::any::AnyRow) -> Result<ApiTokenRow> {
-    let role: String = row.try_get("role")?;
-    Ok(ApiTokenRow {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        role: role.parse()?,
-        created_at: row.try_get("created_at")?,
-        last_used: row.try_get("last_used")?,
-        revoked_at: row.try_get("revoked_at")?,
-    })
 }
 
 const COLUMNS: &str = "id, name, role, created_at, last_used, revoked_at, token_hash";
@@ -103,7 +92,7 @@ impl Store {
             .bind(&hash)
             .fetch_one(self.pool())
             .await?;
-        row_to_api_token(&row)
+        Ok(ApiTokenRow::from_row(&row)?)
     }
 
     /// The unrevoked token whose value is `presented`, after a constant-time comparison
@@ -118,7 +107,7 @@ impl Store {
         for row in rows {
             let stored: String = row.try_get("token_hash")?;
             if constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
-                let token = row_to_api_token(&row)?;
+                let token = ApiTokenRow::from_row(&row)?;
                 if token.last_used.is_none_or(|t| t < now) {
                     sqlx::query("UPDATE api_tokens SET last_used = $1 WHERE id = $2")
                         .bind(now)
@@ -138,7 +127,7 @@ impl Store {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(self.pool())
             .await?;
-        rows.iter().map(row_to_api_token).collect()
+        rows.iter().map(|r| Ok(ApiTokenRow::from_row(r)?)).collect()
     }
 
     /// Revokes the token with `id` (idempotent); returns its row.
@@ -155,7 +144,7 @@ impl Store {
             .fetch_optional(self.pool())
             .await?
             .ok_or_else(|| Error::NotFound(format!("no API token with id {id:?}")))?;
-        row_to_api_token(&row)
+        Ok(ApiTokenRow::from_row(&row)?)
     }
 }
 

@@ -13,26 +13,6 @@ const COLUMNS: &str = "seq, prev_hash, hash, actor, action, agent, target, comma
 /// Rows read per page by [`Store::verify_audit`].
 const PAGE: i64 = 1000;
 
-fn row_to_audit(row: &sqlx::any::AnyRow) -> Result<AuditRow> {
-    Ok(AuditRow {
-        seq: row.try_get("seq")?,
-        prev_hash: row.try_get("prev_hash")?,
-        hash: row.try_get("hash")?,
-        entry: Entry {
-            actor: row.try_get("actor")?,
-            action: row.try_get("action")?,
-            agent: row.try_get("agent")?,
-            target: row.try_get("target")?,
-            command: row.try_get("command")?,
-            approval_id: row.try_get("approval_id")?,
-            outcome: row.try_get("outcome")?,
-            exit_code: row.try_get("exit_code")?,
-            bytes: row.try_get("bytes")?,
-        },
-        at: row.try_get("at")?,
-    })
-}
-
 /// Where a time or position filter starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Since {
@@ -101,12 +81,11 @@ impl Store {
             Since::At(at) => ("at >= $1", at),
         };
         let sql = format!("SELECT {COLUMNS} FROM audit WHERE {filter} ORDER BY seq LIMIT $2");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(value)
             .bind(limit)
             .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(row_to_audit).collect()
+            .await?)
     }
 
     /// Walks the whole chain; returns the number of rows, or the first broken row.

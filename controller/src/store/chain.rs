@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// What happened, before it gets its place in the chain.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Entry {
     /// Who: an API token's name, `cli`, or `agent:<id>`.
     pub actor: String,
@@ -65,7 +65,7 @@ impl Entry {
 }
 
 /// A row of the chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct AuditRow {
     /// Position, from 1, without gaps.
     pub seq: i64,
@@ -75,6 +75,7 @@ pub struct AuditRow {
     pub hash: String,
     /// The entry.
     #[serde(flatten)]
+    #[sqlx(flatten)]
     pub entry: Entry,
     /// When (Unix seconds).
     pub at: i64,

@@ -9,7 +9,7 @@ use super::Store;
 use crate::{Error, Result};
 
 /// A chat session as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct SessionRow {
     pub id: String,
     pub title: String,
@@ -36,19 +36,6 @@ pub struct MessageRow {
 
 const SESSION_COLUMNS: &str =
     "id, title, owner, control_level, input_tokens, output_tokens, created_at, updated_at";
-
-fn row_to_session(row: &sqlx::any::AnyRow) -> Result<SessionRow> {
-    Ok(SessionRow {
-        id: row.try_get("id")?,
-        title: row.try_get("title")?,
-        owner: row.try_get("owner")?,
-        control_level: row.try_get("control_level")?,
-        input_tokens: row.try_get("input_tokens")?,
-        output_tokens: row.try_get("output_tokens")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
-}
 
 impl Store {
     /// Creates a session.
@@ -79,11 +66,10 @@ impl Store {
     /// One session.
     pub async fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(self.pool())
-            .await?;
-        row.as_ref().map(row_to_session).transpose()
+            .await?)
     }
 
     /// Sessions, most recently active first, at most 500.
@@ -91,10 +77,9 @@ impl Store {
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM chat_sessions ORDER BY updated_at DESC, id LIMIT 500"
         );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(row_to_session).collect()
+            .await?)
     }
 
     /// Renames a session; false when there was none.

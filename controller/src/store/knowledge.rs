@@ -2,13 +2,12 @@
 //! (`knowledge remember`), found again by `knowledge recall`. Scope `global` for now.
 
 use serde::Serialize;
-use sqlx::Row;
 
 use super::Store;
 use crate::Result;
 
 /// A remembered note.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Note {
     pub key: String,
     pub value: String,
@@ -40,7 +39,7 @@ impl Store {
     /// at most 50.
     pub async fn recall_notes(&self, scope: &str, query: &str) -> Result<Vec<Note>> {
         let pattern = format!("%{}%", query.trim().to_lowercase());
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT key, value, created_at FROM knowledge_notes
              WHERE scope = $1 AND (LOWER(key) LIKE $2 OR LOWER(value) LIKE $2)
              ORDER BY created_at DESC, key LIMIT 50",
@@ -48,16 +47,7 @@ impl Store {
         .bind(scope)
         .bind(pattern)
         .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Note {
-                    key: r.try_get("key")?,
-                    value: r.try_get("value")?,
-                    created_at: r.try_get("created_at")?,
-                })
-            })
-            .collect()
+        .await?)
     }
 }
 

@@ -7,7 +7,8 @@
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
 //! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
 //! roles), [`approvals`] (decided atomically, once) and [`audit`] (the hash chain).
-//! Tests get a private PostgreSQL schema from `vigil_tests::db`.
+//! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
+//! `test-support` feature only).
 
 pub mod agents;
 pub mod api_tokens;
@@ -17,6 +18,8 @@ pub mod chain;
 pub mod chat;
 pub mod knowledge;
 pub mod revocations;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_db;
 pub mod tokens;
 
 use std::path::Path;
@@ -180,8 +183,8 @@ pub(crate) fn labels_from_json(text: &str) -> std::collections::BTreeMap<String,
 
 #[cfg(test)]
 pub(crate) mod test_support {
+    use super::test_db::{self, Cleanup};
     use super::*;
-    use vigil_tests::db::Cleanup;
 
     /// A store in a fresh temporary directory (kept alive by the returned guard).
     pub async fn temp_store() -> (Store, tempfile::TempDir) {
@@ -196,7 +199,7 @@ pub(crate) mod test_support {
         let tmp = tempfile::tempdir().unwrap();
         let sqlite = Store::open(&DataDir::new(tmp.path())).await.unwrap();
         let mut stores = vec![(sqlite, Cleanup::Dir(tmp))];
-        if let Some((url, cleanup)) = vigil_tests::db::pg_schema_url().await.unwrap() {
+        if let Some((url, cleanup)) = test_db::pg_schema_url().await.unwrap() {
             stores.push((Store::open_url(&url).await.unwrap(), cleanup));
         }
         stores

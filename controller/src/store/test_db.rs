@@ -1,8 +1,7 @@
 //! A private PostgreSQL schema per test, so store and API tests run in parallel against
-//! one server. Used by the controller's unit tests (`store::test_support`) and by
-//! `controller/tests`; it hands out URLs, not stores, so a caller opens its own
-//! `Store::open_url` (the controller's unit tests link a second copy of the controller
-//! library, whose `Store` is not this crate's).
+//! one server. The store's unit tests use it (`store::test_support`), and so do the
+//! end-to-end suites (`vigil_tests::db`, through the `test-support` feature). It hands out
+//! URLs, not stores: a caller opens its own `Store::open_url`.
 //!
 //! `VIGIL_TEST_DATABASE_URL` names the server (`.ci/run` sets it). Without it the
 //! PostgreSQL half of a test is skipped, except when `CI` is set: then a missing or

@@ -1,7 +1,7 @@
 //! Discovery: what a scan reports, the per-kind caps, and the watch.
 
-use crate::server::{self, Seen};
-use crate::{JELLYFIN, guarded};
+use super::server::{self, Seen};
+use super::{JELLYFIN, guarded};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;

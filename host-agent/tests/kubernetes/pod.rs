@@ -1,7 +1,7 @@
 //! The pod backend: exec over the websocket, `kubectl logs` as log calls, refusals.
 
-use crate::server::{self, FLOOD_BYTES, LOG_TEXT, Seen};
-use crate::{JELLYFIN, guarded};
+use super::server::{self, FLOOD_BYTES, LOG_TEXT, Seen};
+use super::{JELLYFIN, guarded};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use vigil_agent::exec::sandbox::HiddenPaths;
+use vigil_agent::exec::sandbox::mountns::Plan;
 use vigil_agent::exec::sandbox::thread::{self, Confinement};
 use vigil_shared::policy::Reach;
 
@@ -75,4 +77,22 @@ pub fn is_root() -> bool {
         .unwrap()
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+/// The reads' plan (what their namespace hides, its doors) is one per agent process, and
+/// these tests share one process. A test that reads through the sandbox holds this guard
+/// for its whole run, so no other test's plan is in force during its reads; the plan it
+/// set is cleared when the guard goes.
+pub struct SandboxTurn(#[allow(dead_code)] tokio::sync::MutexGuard<'static, ()>);
+
+/// Wait for this test's turn at the read sandbox.
+pub async fn sandbox_turn() -> SandboxTurn {
+    static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SandboxTurn(TURN.lock().await)
+}
+
+impl Drop for SandboxTurn {
+    fn drop(&mut self) {
+        thread::set_plan(Plan::hiding(HiddenPaths::none()));
+    }
 }

@@ -20,11 +20,10 @@
 //! the upper layer. Reads known to write anyway are listed in `known.tsv` with why, and
 //! printed on every run that meets them.
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod jail;
 mod outside;
+
+use crate::support;
 
 use jail::{Ended, Jail, Outcome};
 use outside::Snapshot;

@@ -1,5 +1,4 @@
 //! Loading the labelled corpora shared by the corpus and property tests.
-#![allow(dead_code)] // each test binary uses a different part of this module
 
 use std::path::{Path, PathBuf};
 

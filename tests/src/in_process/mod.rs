@@ -1,5 +1,5 @@
 //! A controller started in this process (`server::start`) on 127.0.0.1:0 with its own
-//! data directory, for the controller's integration tests (`controller/tests`), and real
+//! data directory, for the controller suite (`tests/tests/controller`), and real
 //! TLS clients of its gateway (a fingerprint-pinned enrollment client, agent mTLS clients,
 //! a scripted agent on the AgentLink stream) built with rustls and rcgen at run time.
 

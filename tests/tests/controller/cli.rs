@@ -10,10 +10,13 @@ use std::process::Output;
 use tokio::process::Command;
 use vigil_tests::in_process::fake_agent::setup;
 
-const BIN: &str = env!("CARGO_BIN_EXE_vigil-controller");
+/// The built controller binary.
+fn controller_bin() -> std::path::PathBuf {
+    vigil_tests::bin("vigil-controller")
+}
 
 async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BIN);
+    let mut command = Command::new(controller_bin());
     command
         .args(args)
         .env_remove("VIGIL_TOKEN")

@@ -10,7 +10,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_vigil-controller");
+/// The built controller binary.
+fn controller_bin() -> std::path::PathBuf {
+    vigil_tests::bin("vigil-controller")
+}
 
 const KEYS: [&str; 7] = [
     "command", "intent", "risk", "bounded", "category", "rewrite", "reasons",
@@ -18,7 +21,7 @@ const KEYS: [&str; 7] = [
 
 /// Runs `vigil-controller policy check <args>` with `stdin` as standard input.
 fn policy_check(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(controller_bin())
         .args(["policy", "check"])
         .args(args)
         .stdin(if stdin.is_some() {
@@ -170,7 +173,7 @@ fn human_stdin_prints_one_report_per_command() {
 
 #[test]
 fn unreadable_input_exits_2() {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(controller_bin())
         .args(["policy", "check"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -191,7 +194,7 @@ fn unreadable_input_exits_2() {
 
 #[test]
 fn help_explains_the_stdin_format() {
-    let output = Command::new(BIN)
+    let output = Command::new(controller_bin())
         .args(["policy", "check", "--help"])
         .stdin(Stdio::null())
         .output()

@@ -318,7 +318,7 @@ async fn approvals_are_decided_once_expire_and_survive_restart() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn audit_rows_verify_and_tampering_is_named() {
-    let bin = env!("CARGO_BIN_EXE_vigil-controller");
+    let bin = vigil_tests::bin("vigil-controller");
     for (tmp, url, cleanup) in backends().await {
         let data = tmp.path().join("data");
         let ctrl = Ctrl::start(data.clone(), url.clone()).await;
@@ -353,7 +353,7 @@ async fn audit_rows_verify_and_tampering_is_named() {
         let store = ctrl.store().clone();
 
         let verify = |url: &Option<String>| {
-            let mut command = std::process::Command::new(bin);
+            let mut command = std::process::Command::new(&bin);
             command
                 .args(["audit", "verify", "--data-dir"])
                 .arg(&data)

@@ -95,6 +95,45 @@ async fn sign_in_chat_with_tool_cards_autocomplete_and_inert_model_output() {
         .await;
     assert_eq!(injected, json!([true, 0]), "model output became markup");
 
+    // A message sent while its `@` search is still on the way: when the search answers,
+    // the list does not open above the emptied box. (The input and the Enter happen in
+    // one task of the page, so the search cannot answer before the send.)
+    env.model()
+        .push(Reply::Text("Sent before the list opened.".into()));
+    let prefix = &name[..name.len().min(3)];
+    let searches = format!(
+        "return performance.getEntriesByType('resource') \
+         .filter(e => e.name.endsWith('/api/resources?q={prefix}') && e.responseEnd > 0).length"
+    );
+    // (Room for every request's timing entry: the default buffer keeps 250.)
+    b.js("performance.setResourceTimingBufferSize(100000); return null")
+        .await;
+    let searched = b.js(&searches).await.as_u64().unwrap_or(0);
+    b.js(&format!(
+        "const i = document.querySelector('.composer-input'); \
+         i.value = 'and @{prefix}'; i.setSelectionRange(i.value.length, i.value.length); \
+         i.dispatchEvent(new Event('input')); \
+         i.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Enter', bubbles: true }})); \
+         return null"
+    ))
+    .await;
+    b.wait_text(".msg.assistant .md", "Sent before the list opened.")
+        .await;
+    b.wait_js(
+        "the mention search to answer",
+        &format!("{searches} > {searched}"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let list = b
+        .js("const l = document.querySelector('.completions'); return [l.hidden, getComputedStyle(l).display]")
+        .await;
+    assert_eq!(
+        list,
+        json!([true, "none"]),
+        "the mention list opened after the send"
+    );
+
     // Shift+Enter adds a line; a long turn stops with Esc.
     env.model().push(Reply::Delay(
         Duration::from_secs(120),
