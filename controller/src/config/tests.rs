@@ -205,3 +205,40 @@ fn fanout_concurrency_defaults_layers_and_is_bounded() {
     bad.fanout_concurrency = Some(0);
     assert!(error_of(bad, FileConfig::default()).contains("--fanout-concurrency"));
 }
+
+/// The configuration the Debian package installs as `/etc/vigil/controller.toml`.
+const PACKAGED: &str = include_str!("../../../deploy/debian/controller/controller.toml");
+
+#[test]
+fn the_packaged_configuration_parses_and_documents_every_setting() {
+    // As shipped: the state in /var/lib/vigil, everything else the defaults.
+    let shipped = FileConfig::parse(PACKAGED).unwrap();
+    assert_eq!(shipped.data_dir, Some(PathBuf::from("/var/lib/vigil")));
+    Config::from_layers(ServeArgs::default(), shipped).unwrap();
+    // Every `#key = value` example is a key the controller knows, with a value of its type.
+    let examples: String = PACKAGED
+        .lines()
+        .map(|line| match line.strip_prefix('#') {
+            Some(rest) if !rest.starts_with([' ', '#']) && !rest.is_empty() => rest,
+            _ => line,
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let all = FileConfig::parse(&examples).unwrap();
+    assert!(all.llm.is_some() && all.database_url.is_some());
+    // Every flag of `serve` (but --config and the tests' own) has its key in the file.
+    let serve = <ServeArgs as clap::Args>::augment_args(clap::Command::new("serve"));
+    for arg in serve.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches!(id, "config" | "test_raw_exec" | "help") {
+            continue;
+        }
+        let key = id.strip_prefix("llm_").unwrap_or(id);
+        assert!(
+            examples
+                .lines()
+                .any(|l| l.starts_with(&format!("{key} = "))),
+            "deploy/debian/controller/controller.toml does not document {key}"
+        );
+    }
+}

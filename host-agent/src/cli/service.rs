@@ -34,6 +34,13 @@ pub struct InstallArgs {
     /// Only write the unit; do not call systemctl.
     #[arg(long)]
     no_start: bool,
+    /// Print the unit on standard output instead of writing it (for packagers: the Debian
+    /// package ships exactly this unit).
+    #[arg(long)]
+    print: bool,
+    /// The binary the unit runs (default: this program).
+    #[arg(long, value_name = "PATH")]
+    exe: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -60,9 +67,12 @@ pub fn install(args: InstallArgs) -> Result<()> {
         }
         None => None,
     };
-    let exe = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .map_err(|e| Error::io("find this program's path", e))?;
+    let exe = match args.exe {
+        Some(exe) => absolute(exe)?,
+        None => std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| Error::io("find this program's path", e))?,
+    };
     let options = UnitOptions {
         exe,
         state_dir: absolute(args.state.state_dir)?,
@@ -70,7 +80,16 @@ pub fn install(args: InstallArgs) -> Result<()> {
         allow_unsandboxed_reads: args.allow_unsandboxed_reads,
         config,
         pct_present: install::on_path("pct"),
+        packaged: args.print,
     };
+    if args.print {
+        let unit = install::render_unit(&options)?;
+        let mut out = io::stdout().lock();
+        return out
+            .write_all(unit.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(output_error);
+    }
     let path = install::install(&options, &args.unit_dir, !args.no_start)?;
     let mut out = io::stdout().lock();
     writeln!(out, "Wrote {}", path.display())

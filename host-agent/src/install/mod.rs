@@ -32,6 +32,9 @@ pub struct UnitOptions {
     pub config: Option<PathBuf>,
     /// `pct` (Proxmox) is installed: `NoNewPrivileges=` is left out.
     pub pct_present: bool,
+    /// The unit ships in a package (`install --print`) rather than being written by
+    /// `install`: only its first comment differs.
+    pub packaged: bool,
 }
 
 /// The unit file's text.
@@ -61,8 +64,13 @@ pub fn render_unit(o: &UnitOptions) -> Result<String> {
     } else {
         "NoNewPrivileges=yes\n"
     };
+    let origin = if o.packaged {
+        "# Shipped by the vigil-agent package (made by `vigil-agent install --print`).\n"
+    } else {
+        "# Written by `vigil-agent install`; `vigil-agent uninstall` removes it.\n"
+    };
     Ok(format!(
-        "# Written by `vigil-agent install`; `vigil-agent uninstall` removes it.\n\
+        "{origin}\
          [Unit]\n\
          Description=Vigil host agent (runs checked, bounded commands for the Vigil controller)\n\
          {docs}\

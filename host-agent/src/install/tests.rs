@@ -10,6 +10,7 @@ fn options(state_dir: &str) -> UnitOptions {
         allow_unsandboxed_reads: false,
         config: None,
         pct_present: false,
+        packaged: false,
     }
 }
 
@@ -117,4 +118,17 @@ fn uninstall_removes_the_unit_and_purges_only_the_agents_files() {
 
     let again = uninstall(&units, false, None).unwrap();
     assert_eq!(again, Removed::default());
+}
+
+#[test]
+fn the_packaged_unit_differs_only_in_its_first_comment() {
+    let written = render_unit(&options(crate::DEFAULT_STATE_DIR)).unwrap();
+    let packaged = render_unit(&UnitOptions {
+        packaged: true,
+        ..options(crate::DEFAULT_STATE_DIR)
+    })
+    .unwrap();
+    assert!(packaged.starts_with("# Shipped by the vigil-agent package"));
+    let body = |unit: &str| unit.split_once('\n').unwrap().1.to_owned();
+    assert_eq!(body(&written), body(&packaged));
 }
