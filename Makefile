@@ -20,6 +20,8 @@
 #                agent")
 #   make deb     the Debian packages vigil-controller and vigil-agent in target/debian
 #                (needs cargo-deb; deploy/debian, docs/deploy.md)
+#   make images  the container images vigil-controller and vigil-agent (FROM scratch, from
+#                the release binaries; needs Docker; deploy/images, docs/deploy.md)
 #   make agent-order  remake host-agent/link-order.txt, the agent's hot-code order, from
 #                a run under valgrind (needs valgrind and lld; after dependency updates)
 #   make soak    SOAK_AGENTS (10000) simulated agents for SOAK_MINUTES (30): repeated
@@ -44,11 +46,12 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
 	deploy/debian/test.sh $(wildcard deploy/debian/*/postinst) $(wildcard deploy/debian/*/postrm) \
+	deploy/testlib.sh deploy/images/build.sh deploy/images/test.sh deploy/compose/test.sh \
 	$(wildcard host-agent/benches/*.sh) \
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
 
-.PHONY: all build run test lint fmt bench fuzz eval oracle fleet soak agent agent-order deb
+.PHONY: all build run test lint fmt bench fuzz eval oracle fleet soak agent agent-order deb images
 
 all: build
 
@@ -67,7 +70,7 @@ lint:
 	$(CARGO) clippy -p vigil-agent --all-targets --no-default-features -- -D warnings
 	@if command -v shellcheck >/dev/null 2>&1; then \
 		echo "shellcheck $(SHELL_SCRIPTS)"; \
-		shellcheck $(SHELL_SCRIPTS); \
+		shellcheck -x $(SHELL_SCRIPTS); \
 	else \
 		echo "shellcheck not installed: skipping the shell scripts (.ci/run installs it)"; \
 	fi
@@ -113,6 +116,12 @@ deb: agent
 		> target/debian-units/vigil-agent.service
 	$(CARGO) deb -p vigil-controller --no-build
 	$(CARGO) deb -p vigil-agent --no-build --profile release-agent
+
+# The container images vigil-controller and vigil-agent, tagged with the version and
+# latest, built FROM scratch with the release binaries and the libraries they load.
+images: agent
+	$(CARGO) build --release -p vigil-controller
+	deploy/images/build.sh
 
 # The soak of the fleet (tests/benches/soak.sh); not part of CI.
 soak:

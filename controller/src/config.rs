@@ -307,11 +307,12 @@ impl Config {
     /// Reads the `--config` file (if any), layers the flags and environment over it and
     /// validates the result.
     pub fn from_args(args: &ServeArgs) -> Result<Config> {
+        let args = args.clone().without_empty();
         let file = match &args.config {
             Some(path) => FileConfig::load(path)?,
             None => FileConfig::default(),
         };
-        Self::from_layers(args.clone(), file)
+        Self::from_layers(args, file)
     }
 
     /// Validates flags and environment (`args`) over the file's values.

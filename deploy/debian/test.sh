@@ -6,11 +6,10 @@
 # then purge both and check that nothing is left. Refuses to run where either package is
 # already installed, or where the `vigil` user exists without it.
 set -euo pipefail
-
-die() { printf 'deb test: %s\n' "$*" >&2; exit 1; }
-step() { printf '\n--- %s\n' "$*"; }
-
+TEST_NAME="deb test"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=deploy/testlib.sh
+source deploy/testlib.sh
 ((EUID == 0)) || die "must run as root (it installs and purges the packages)"
 newest() { find target/debian -maxdepth 1 -name "$1" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n1 | cut -d' ' -f2-; }
 controller_deb="$(newest 'vigil-controller_*.deb')"
@@ -69,21 +68,17 @@ else
 fi
 
 step "the installed controller, as vigil, with the installed configuration"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 http_port="$(free_port)"
 grpc_port="$(free_port)"
 log="$(mktemp)"
 runuser -u vigil -- /usr/bin/vigil-controller serve --config /etc/vigil/controller.toml \
   --http-listen "127.0.0.1:$http_port" --grpc-listen "127.0.0.1:$grpc_port" >"$log" 2>&1 &
 pids+=($!)
-for _ in $(seq 1 60); do
-  curl -sf "http://127.0.0.1:$http_port/readyz" >/dev/null && break
-  sleep 0.5
-done
-curl -sf "http://127.0.0.1:$http_port/readyz" >/dev/null || { cat "$log"; die "the controller did not become ready"; }
+BASE="http://127.0.0.1:$http_port"
+wait_ready "$BASE" || { cat "$log"; die "the controller did not become ready"; }
 [[ -s /var/lib/vigil/admin.token ]] || die "no admin token in /var/lib/vigil"
 [[ "$(stat -c '%U %a' /var/lib/vigil/admin.token)" == "vigil 600" ]] || die "admin.token is not vigil 600"
-admin="$(cat /var/lib/vigil/admin.token)"
+ADMIN="$(cat /var/lib/vigil/admin.token)"
 
 step "enroll the installed agent and run a read"
 join_token="$(runuser -u vigil -- /usr/bin/vigil-controller token create --data-dir /var/lib/vigil 2>/dev/null)"
@@ -93,16 +88,10 @@ fingerprint="$(runuser -u vigil -- /usr/bin/vigil-controller ca show --data-dir 
 agent_log="$(mktemp)"
 /usr/bin/vigil-agent run >"$agent_log" 2>&1 &
 pids+=($!)
-api() { curl -sf -H "authorization: Bearer $admin" -H 'content-type: application/json' "$@"; }
-for _ in $(seq 1 60); do
-  api "http://127.0.0.1:$http_port/api/agents" | grep -q '"connected":true' && break
-  sleep 0.5
-done
-api "http://127.0.0.1:$http_port/api/agents" | grep -q '"connected":true' \
-  || { cat "$agent_log"; die "the agent did not connect"; }
-agent="$(api "http://127.0.0.1:$http_port/api/agents" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')"
-out="$(api -X POST "http://127.0.0.1:$http_port/api/exec" -d "{\"agent\":\"$agent\",\"command\":\"uname -s\"}")"
-grep -q 'Linux' <<<"$out" || die "the read did not run: $out"
+agent="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["agent_id"])' /var/lib/vigil-agent/identity.json)"
+wait_connected "$agent" || { cat "$agent_log"; die "the agent did not connect"; }
+out="$(read_on "$agent" 'uname -s')" || die "the read did not run: $out"
+[[ "$out" == Linux* ]] || die "the read printed $out"
 echo "read through the installed packages: $out"
 for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
 pids=()

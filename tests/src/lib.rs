@@ -32,7 +32,7 @@ pub use api::{Api, ExecOutcome, RawGrant, SseEvent};
 pub use controller::{Controller, ControllerOptions};
 pub use fleet_process::FleetProcess;
 pub use model_server::{Protocol, Reply, ScriptedModel};
-pub use process::{bin, free_port, processes_matching, wait_until};
+pub use process::{Proc, bin, free_port, processes_matching, wait_until};
 pub use tls::{Identity, foreign_client_config, gateway_handshake};
 /// A private PostgreSQL schema per test (the controller's `store::test_db`).
 pub use vigil_controller::store::test_db as db;

@@ -88,7 +88,7 @@ pub fn processes_matching(marker: &str) -> Vec<u32> {
 
 /// A child process that is killed when dropped; its output goes to a log file.
 #[derive(Debug)]
-pub(crate) struct Proc {
+pub struct Proc {
     pub child: Child,
     pub log: PathBuf,
 }

@@ -416,3 +416,69 @@ async fn grants_bind_the_target() {
         Err((_, body)) => assert_eq!(body["error"]["code"], "POLICY_BLOCKED", "{body}"),
     }
 }
+
+/// `run --join-url …` (what the container image and the DaemonSet use): the first start
+/// enrolls with the token, a restart keeps that identity without using the token again
+/// (it had one use), and the join flags without a token are a usage error.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_enrolls_on_first_start_and_keeps_its_identity_after() {
+    let ctrl = Controller::start(ControllerOptions::default()).await;
+    let token = ctrl.create_token(&["--uses", "1"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let run = |run_no: u32, token: Option<&str>| {
+        let mut cmd = std::process::Command::new(vigil_tests::bin("vigil-agent"));
+        cmd.arg("run")
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["--join-url", &ctrl.gateway_url()])
+            .args(["--join-ca-fingerprint", &ctrl.ca_fingerprint()])
+            .env_remove("VIGIL_AGENT_TOKEN");
+        if let Some(token) = token {
+            cmd.env("VIGIL_AGENT_TOKEN", token);
+        }
+        vigil_tests::Proc::spawn(&mut cmd, dir.path().join(format!("run-{run_no}.log")))
+    };
+    let identity = || -> String {
+        let text = std::fs::read_to_string(state.join("identity.json")).expect("identity.json");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        value["agent_id"].as_str().expect("agent_id").to_owned()
+    };
+
+    // Without a token the flags are refused before anything is written.
+    let mut refused = run(0, None);
+    assert!(
+        wait_until(CONNECT, || std::future::ready(!refused.alive())).await,
+        "run without a token kept going"
+    );
+    assert!(
+        refused.output().contains("needs a join token"),
+        "{}",
+        refused.output()
+    );
+    assert!(!state.join("identity.json").exists());
+
+    let mut first = run(1, Some(&token));
+    let enrolled = || std::future::ready(state.join("identity.json").exists());
+    let ok = wait_until(CONNECT, enrolled).await;
+    assert!(ok, "no enrollment:\n{}", first.output());
+    let id = identity();
+    assert!(
+        wait_until(CONNECT, || ctrl.api.connected(&id)).await,
+        "never connected:\n{}",
+        first.output()
+    );
+    first.stop();
+
+    // The token is used up: a second enrollment would fail, so connecting again proves the
+    // restart reused the identity.
+    let mut second = run(2, Some(&token));
+    assert!(
+        wait_until(CONNECT, || ctrl.api.connected(&id)).await,
+        "the restart did not reconnect:\n{}",
+        second.output()
+    );
+    assert_eq!(identity(), id);
+    assert_eq!(ctrl.api.agents().await.len(), 1, "a second agent enrolled");
+    second.stop();
+}

@@ -17,6 +17,7 @@ pub mod exec;
 pub mod exec_fanout;
 pub mod exec_write;
 pub mod policy;
+pub mod ready;
 pub mod resources;
 pub mod serve;
 pub mod table;
@@ -88,6 +89,9 @@ pub enum Command {
     /// Inspect the command classifier (the policy engine's first gate).
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Exit 0 when a running controller answers GET /readyz with 200, 1 otherwise (the
+    /// container image's health check).
+    Ready(ready::ReadyArgs),
 }
 
 impl Cli {
@@ -115,6 +119,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Exec(args) => exec::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),
+        Command::Ready(args) => ready::run(&args),
     }
 }
 

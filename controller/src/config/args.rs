@@ -137,3 +137,46 @@ pub struct ServeArgs {
     #[arg(long)]
     pub test_raw_exec: bool,
 }
+
+impl ServeArgs {
+    /// The same settings with every empty text value treated as not given. Compose files
+    /// and orchestrators pass optional settings as `VIGIL_X: ${X:-}`, and no text setting
+    /// has an empty value that means something, so an empty one falls through to the file
+    /// and the default instead of failing as "not a URL".
+    pub fn without_empty(mut self) -> Self {
+        fn text(value: &mut Option<String>) {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                *value = None;
+            }
+        }
+        fn path(value: &mut Option<PathBuf>) {
+            if value.as_deref().is_some_and(|v| v.as_os_str().is_empty()) {
+                *value = None;
+            }
+        }
+        for value in [
+            &mut self.http_listen,
+            &mut self.grpc_listen,
+            &mut self.control_level,
+            &mut self.public_url,
+            &mut self.database_url,
+            &mut self.llm_provider,
+            &mut self.llm_base_url,
+            &mut self.llm_api_key,
+            &mut self.llm_model,
+        ] {
+            text(value);
+        }
+        for value in [
+            &mut self.config,
+            &mut self.data_dir,
+            &mut self.http_cert,
+            &mut self.http_key,
+            &mut self.agent_dir,
+        ] {
+            path(value);
+        }
+        self.gateway_sans.retain(|name| !name.trim().is_empty());
+        self
+    }
+}

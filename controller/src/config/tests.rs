@@ -242,3 +242,43 @@ fn the_packaged_configuration_parses_and_documents_every_setting() {
         );
     }
 }
+
+/// Compose passes unset optional settings as empty strings (`VIGIL_X: ${X:-}`): they fall
+/// through to the file and the defaults instead of failing.
+#[test]
+fn empty_values_count_as_not_given() {
+    let file = FileConfig::parse(
+        r#"
+        http_listen = "127.0.0.1:9000"
+        public_url = "http://vigil.lan:9000"
+        "#,
+    )
+    .unwrap();
+    let empty = ServeArgs {
+        http_listen: Some(String::new()),
+        public_url: Some(" ".into()),
+        database_url: Some(String::new()),
+        llm_provider: Some(String::new()),
+        llm_api_key: Some(String::new()),
+        data_dir: Some(PathBuf::new()),
+        gateway_sans: vec![String::new()],
+        ..ServeArgs::default()
+    }
+    .without_empty();
+    let config = Config::from_layers(empty, file).unwrap();
+    assert_eq!(config.http_listen.port(), 9000, "the file's value");
+    assert_eq!(
+        config.public_url.as_ref().map(reqwest::Url::as_str),
+        Some("http://vigil.lan:9000/")
+    );
+    assert!(config.database_url.is_none() && config.llm.is_none());
+    assert_eq!(config.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
+    assert!(config.gateway_sans.is_empty());
+    // A value that is not empty is still checked.
+    let bad = ServeArgs {
+        public_url: Some("not a url".into()),
+        ..ServeArgs::default()
+    }
+    .without_empty();
+    assert!(error_of(bad, FileConfig::default()).contains("public-url"));
+}

@@ -14,6 +14,9 @@ controller only if its CA has the given fingerprint, and stores the certificate,
 the controller's grant key in the state directory. Running join again replaces the identity \
 and asks the controller to revoke the old one.";
 
+/// The join token's environment variable (also `run --join-token`'s).
+pub const ENV_TOKEN: &str = "VIGIL_AGENT_TOKEN";
+
 #[derive(Debug, Args)]
 pub struct JoinArgs {
     /// The controller's agent gateway, https://HOST[:PORT] (port 8641 by default).
@@ -22,7 +25,7 @@ pub struct JoinArgs {
     /// A join token from `vigil-controller token create`.
     #[arg(
         long,
-        env = "VIGIL_AGENT_TOKEN",
+        env = ENV_TOKEN,
         hide_env_values = true,
         value_name = "TOKEN"
     )]

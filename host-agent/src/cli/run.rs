@@ -4,7 +4,7 @@ use super::{ConfigArgs, StateArgs};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exec::sandbox::{ENV_ALLOW_UNSANDBOXED_READS, ENV_HIDE, HiddenPaths, ReadSandbox};
-use crate::link::{self, Runtime};
+use crate::link::{self, JoinOptions, Runtime, enroll};
 use crate::state::StateDir;
 use clap::Args;
 use tokio::signal::unix::{SignalKind, signal};
@@ -22,7 +22,12 @@ write, in a mount namespace where the agent's state, Vigil's own directories and
 host's credential stores (shadow, SSH keys, kubeconfigs, …; see --hide) are empty masks; \
 on a kernel without Landlock, or where that namespace cannot be made, reads are refused \
 unless --allow-unsandboxed-reads is given. The sandbox level shows in the log at startup and in the agent's facts. SIGTERM or SIGINT stops the agent and kills \
-running commands. Exits with status 3 when the controller revokes the agent.";
+running commands. Exits with status 3 when the controller revokes the agent.
+
+In a container or a DaemonSet, where nobody runs `join` by hand, give --join-url, \
+--join-ca-fingerprint and a join token (VIGIL_AGENT_TOKEN): when the state directory holds no \
+identity yet, the agent enrolls first, exactly as `join` would; once enrolled they are ignored, \
+so a restart keeps the same identity.";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -42,9 +47,66 @@ pub struct RunArgs {
     hide: Vec<String>,
     #[command(flatten)]
     config: ConfigArgs,
+    #[command(flatten)]
+    join: JoinIfNeeded,
+}
+
+/// Enrollment on first start, for containers: used only while the state directory holds
+/// no identity.
+#[derive(Debug, Args)]
+struct JoinIfNeeded {
+    /// When not enrolled yet: the controller's agent gateway, https://HOST[:PORT], to join
+    /// first (needs --join-ca-fingerprint and a join token).
+    #[arg(long, env = ENV_JOIN_URL, value_name = "URL")]
+    join_url: Option<String>,
+    /// When not enrolled yet: the controller's CA fingerprint (sha256:…) for --join-url.
+    #[arg(long, env = ENV_JOIN_CA_FINGERPRINT, value_name = "FINGERPRINT")]
+    join_ca_fingerprint: Option<String>,
+    /// When not enrolled yet: the join token for --join-url (a token with several uses
+    /// serves a whole DaemonSet).
+    #[arg(long, env = ENV_JOIN_TOKEN, hide_env_values = true, value_name = "TOKEN")]
+    join_token: Option<String>,
+}
+
+/// Environment variables of the first-start enrollment (the token's is `join`'s own).
+pub const ENV_JOIN_URL: &str = "VIGIL_AGENT_JOIN_URL";
+pub const ENV_JOIN_CA_FINGERPRINT: &str = "VIGIL_AGENT_JOIN_CA_FINGERPRINT";
+pub const ENV_JOIN_TOKEN: &str = super::join::ENV_TOKEN;
+
+/// Enrolls when the state directory holds no identity and --join-url is given. Empty
+/// values count as not given (compose passes unset settings as empty strings).
+async fn join_if_needed(args: &JoinIfNeeded, state: &StateDir) -> Result<()> {
+    let given = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let Some(url) = given(&args.join_url) else {
+        return Ok(());
+    };
+    if state.is_enrolled() {
+        return Ok(());
+    }
+    let fingerprint = given(&args.join_ca_fingerprint).ok_or_else(|| {
+        Error::Usage(format!(
+            "not enrolled yet: --join-url needs --join-ca-fingerprint (or {ENV_JOIN_CA_FINGERPRINT})"
+        ))
+    })?;
+    let token = given(&args.join_token).ok_or_else(|| {
+        Error::Usage(format!(
+            "not enrolled yet: --join-url needs a join token (--join-token or {ENV_JOIN_TOKEN})"
+        ))
+    })?;
+    let options = JoinOptions::new(&url, &token, &fingerprint, state.clone())?;
+    let identity = enroll(&options).await?;
+    info!(agent_id = %identity.agent_id, url = %identity.url, "enrolled on first start");
+    Ok(())
 }
 
 pub async fn run(args: RunArgs) -> Result<()> {
+    join_if_needed(&args.join, &StateDir::new(&args.state.state_dir)).await?;
     let config = Config::load(args.config.config.as_deref(), args.read_only)?;
     let platform = crate::platform::detect(&config.discovery).await;
     let mut extra = config.sandbox.hide.clone();

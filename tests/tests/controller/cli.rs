@@ -1,6 +1,6 @@
 //! The built `vigil-controller` binary's state and client subcommands: `token`, `ca show`
 //! on a data directory; `agents` and `exec` against a controller with a scripted agent
-//! (output streamed to stdout/stderr, the command's exit code, refusals exit 2).
+//! (output streamed to stdout/stderr, the command's exit code, refusals exit 2); `ready`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -218,4 +218,29 @@ async fn exec_streams_output_and_exits_with_the_commands_code() {
     .await;
     assert_eq!(out.status.code(), Some(2), "a wrong token is refused");
     ctrl.stop().await;
+}
+
+/// `ready` (the container image's health check): exit 0 while the controller answers
+/// `/readyz`, 1 with the reason when nothing listens, and nothing printed with --quiet.
+#[tokio::test(flavor = "multi_thread")]
+async fn ready_exits_by_the_controllers_readiness() {
+    let ctrl =
+        vigil_tests::in_process::TestController::start(false, std::time::Duration::from_secs(10))
+            .await;
+    let out = run(&["ready", "--url", &ctrl.http_url()], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("ready"), "{}", text(&out.stdout));
+
+    let closed = format!("http://127.0.0.1:{}", vigil_tests::free_port());
+    let out = run(&["ready", "--url", &closed], &[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("not ready"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = run(&["ready", "--quiet"], &[("VIGIL_URL", &closed)]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
 }
