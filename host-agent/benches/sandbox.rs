@@ -180,11 +180,12 @@ async fn main() {
     let state = tempfile::tempdir().unwrap();
     let hidden = HiddenPaths::new([state.path().to_owned()], true, &[]).unwrap();
     let door_dir = tempfile::tempdir().unwrap();
-    let doors = doors::start(door_dir.path()).await;
+    let doors = doors::start(door_dir.path(), None).await;
     thread::set_plan(Plan {
         hidden,
         doors: doors.list.clone(),
         mask_sockets: true,
+        root: None,
     });
     let made = Instant::now();
     let probe = thread::probe(None).unwrap();

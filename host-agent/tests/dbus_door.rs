@@ -148,6 +148,7 @@ async fn a_read_queries_systemd_through_the_door_but_cannot_stop_a_unit() {
             covers: bus.clone(),
         }],
         mask_sockets: true,
+        root: None,
     });
 
     let get = send(&bus, "GetUnit", &["string:ssh.service"]);

@@ -98,7 +98,7 @@ async fn reads_reach_daemons_only_through_read_only_doors() {
     }];
     let real_docker = docker_answers();
     if real_docker {
-        plan_doors.extend(doors::start(&door_dir).await.list);
+        plan_doors.extend(doors::start(&door_dir, None).await.list);
     } else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -109,6 +109,7 @@ async fn reads_reach_daemons_only_through_read_only_doors() {
         hidden: HiddenPaths::none(),
         doors: plan_doors,
         mask_sockets: true,
+        root: None,
     });
 
     let engine_url = |path: &str| {

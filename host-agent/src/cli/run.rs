@@ -3,7 +3,10 @@
 use super::{ConfigArgs, StateArgs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::exec::sandbox::{ENV_ALLOW_UNSANDBOXED_READS, ENV_HIDE, HiddenPaths, ReadSandbox};
+use crate::exec::sandbox::host_root::HostRoot;
+use crate::exec::sandbox::{
+    ENV_ALLOW_UNSANDBOXED_READS, ENV_HIDE, ENV_HOST_ROOT, HiddenPaths, ReadSandbox,
+};
 use crate::link::{self, JoinOptions, Runtime, enroll};
 use crate::state::StateDir;
 use clap::Args;
@@ -45,6 +48,12 @@ pub struct RunArgs {
     /// matches within one component; the environment variable takes a `:`-separated list).
     #[arg(long = "hide", value_name = "PATH", env = ENV_HIDE, value_delimiter = ':')]
     hide: Vec<String>,
+    /// The host's root file system as this agent sees it, when the agent runs in a
+    /// container that mounts it (a Kubernetes DaemonSet: /host). Host reads then run with
+    /// it as their root: the host's programs and files, its hidden paths masked, its
+    /// daemons behind the read-only doors. Approved writes on the host are refused.
+    #[arg(long, env = ENV_HOST_ROOT, value_name = "DIR")]
+    host_root: Option<std::path::PathBuf>,
     #[command(flatten)]
     config: ConfigArgs,
     #[command(flatten)]
@@ -115,11 +124,27 @@ pub async fn run(args: RunArgs) -> Result<()> {
         .map_err(|e| Error::io("resolving the state directory", e))?;
     let hidden = HiddenPaths::new([state_dir], config.sandbox.hide_defaults, &extra)
         .map_err(|e| Error::Usage(e.to_string()))?;
-    let doors = crate::exec::sandbox::doors::start(&crate::exec::sandbox::doors::agent_dir()).await;
+    let root = match args
+        .host_root
+        .as_deref()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        Some(dir) => HostRoot::new(dir).map_err(|e| Error::Usage(e.to_string()))?,
+        None => None,
+    };
+    if let Some(root) = &root {
+        info!(host_root = %root.dir().display(), "host reads run in the host's root");
+    }
+    let doors = crate::exec::sandbox::doors::start(
+        &crate::exec::sandbox::doors::agent_dir(),
+        root.as_ref(),
+    )
+    .await;
     let plan = crate::exec::sandbox::mountns::Plan {
         hidden,
         doors: doors.list.clone(),
         mask_sockets: true,
+        root,
     };
     if let Err(error) = crate::exec::sandbox::read_env::install_mysql_options() {
         warn!(%error, "could not write the MySQL options that make reads' sessions read-only");

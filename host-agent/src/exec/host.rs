@@ -1,6 +1,7 @@
 //! The host runner: `bash -c CMD` (or `sh -c` where bash is missing) in a new process
 //! group, with the environment cleared and set to a fixed list.
 
+use super::sandbox::host_root::HostRoot;
 use super::sandbox::{ReadSandbox, read_env};
 use super::{ExecError, Process, Runner};
 use std::os::unix::fs::PermissionsExt;
@@ -24,6 +25,11 @@ pub const FIXED_ENV: [(&str, &str); 6] = [
 
 /// `bash` from the fixed `PATH`, else `sh`, else `/bin/sh`.
 pub fn find_shell() -> PathBuf {
+    find_shell_in(None)
+}
+
+/// [`find_shell`] in the host's root (`--host-root`): the path as the host names it.
+pub fn find_shell_in(root: Option<&HostRoot>) -> PathBuf {
     ["bash", "sh"]
         .iter()
         .flat_map(|name| {
@@ -31,7 +37,10 @@ pub fn find_shell() -> PathBuf {
                 .split(':')
                 .map(move |dir| Path::new(dir).join(name))
         })
-        .find(|path| is_executable(path))
+        .find(|path| match root {
+            Some(root) => root.resolve(path).is_some_and(|real| is_executable(&real)),
+            None => is_executable(path),
+        })
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
@@ -51,6 +60,13 @@ impl HostRunner {
     pub fn new() -> Self {
         HostRunner {
             shell: find_shell(),
+        }
+    }
+
+    /// A runner for reads in the host's root (`--host-root`), with the host's shell.
+    pub fn in_root(root: Option<&HostRoot>) -> Self {
+        HostRunner {
+            shell: find_shell_in(root),
         }
     }
 

@@ -172,6 +172,19 @@ impl Executor {
         mode: Mode,
         command: &str,
     ) -> Result<(Process, Option<Scratch>), Refusal> {
+        if mode == Mode::Write
+            && let Some(root) = self.sandbox.host_root()
+        {
+            return Err(Refusal {
+                code: RejectCode::ActionNotAllowed,
+                reason: format!(
+                    "this agent runs in a container and reaches the host only through {} \
+                     (--host-root), for reads; install the agent on the host itself for \
+                     approved writes there",
+                    root.dir().display()
+                ),
+            });
+        }
         if mode == Mode::Write {
             return self
                 .host

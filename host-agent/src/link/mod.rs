@@ -64,7 +64,7 @@ impl Runtime {
         let creds = state.load()?;
         let sandbox = Arc::new(sandbox);
         let executor = Arc::new(Executor::new(
-            HostRunner::new(),
+            HostRunner::in_root(sandbox.host_root()),
             platform.backends.clone(),
             config.max_output_cap_bytes,
             Arc::clone(&sandbox),

@@ -7,6 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // helpers outside #[test] functions
 
+mod host_root;
 mod launcher;
 mod through_agent;
 

@@ -28,6 +28,7 @@ pub mod caps;
 pub mod doors;
 pub mod error;
 pub mod hidden;
+pub mod host_root;
 pub mod landlock;
 pub mod launcher;
 pub mod mountns;
@@ -57,6 +58,9 @@ pub const ENV_HIDE: &str = "VIGIL_HIDE";
 
 /// The environment variable behind `--allow-unsandboxed-reads`.
 pub const ENV_ALLOW_UNSANDBOXED_READS: &str = "VIGIL_ALLOW_UNSANDBOXED_READS";
+
+/// `vigil-agent run --host-root`'s environment variable ([`host_root`]).
+pub const ENV_HOST_ROOT: &str = "VIGIL_HOST_ROOT";
 
 /// What the launcher enforced on itself (and so on the command it runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +132,8 @@ pub struct ReadSandbox {
     /// How many paths, device nodes and sockets the namespace masks, or why it could
     /// not be made.
     masked: Result<(usize, usize, usize), SandboxError>,
+    /// The host's root when the agent runs in a container (`--host-root`).
+    root: Option<host_root::HostRoot>,
 }
 
 impl ReadSandbox {
@@ -135,6 +141,7 @@ impl ReadSandbox {
     /// throw-away read thread.
     pub fn detect(allow_unsandboxed: bool, plan: mountns::Plan) -> Self {
         let hidden = plan.hidden.clone();
+        let root = plan.root.clone();
         let mut doors: Vec<String> = plan.doors.iter().map(doors::Door::describe).collect();
         thread::set_plan(plan);
         let probe = thread::probe(None);
@@ -165,7 +172,13 @@ impl ReadSandbox {
             doors,
             kubeconfig: None,
             masked,
+            root,
         }
+    }
+
+    /// The host's root when the agent runs in a container (`--host-root`): reads run in it.
+    pub fn host_root(&self) -> Option<&host_root::HostRoot> {
+        self.root.as_ref()
     }
 
     /// What reads must not see.
@@ -211,6 +224,7 @@ impl ReadSandbox {
             doors: Vec::new(),
             kubeconfig: None,
             masked: Ok((0, 0, 0)),
+            root: None,
         }
     }
 
@@ -225,6 +239,7 @@ impl ReadSandbox {
             doors: Vec::new(),
             kubeconfig: None,
             masked: Ok((0, 0, 0)),
+            root: None,
         }
     }
 

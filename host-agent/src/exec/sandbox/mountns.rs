@@ -26,6 +26,7 @@ use super::SandboxError;
 use super::blockdev;
 use super::doors::Door;
 use super::hidden::HiddenPaths;
+use super::host_root::HostRoot;
 use super::sockets::Reach;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
@@ -53,6 +54,10 @@ pub struct Plan {
     pub doors: Vec<Door>,
     /// Mask every other path socket but [`OPEN_SOCKETS`].
     pub mask_sockets: bool,
+    /// The host's root when the agent runs in a container (`--host-root`): the
+    /// namespace pivots into it before masking, so hidden paths, sockets and the doors'
+    /// paths are the host's.
+    pub root: Option<HostRoot>,
 }
 
 impl Plan {
@@ -62,6 +67,7 @@ impl Plan {
             hidden,
             doors: Vec::new(),
             mask_sockets: false,
+            root: None,
         }
     }
 }
@@ -139,10 +145,46 @@ pub fn enter(plan: &Plan) -> Result<Masks, SandboxError> {
         None::<&str>,
     )
     .map_err(|e| format!("making / a slave mount: {e}"))?;
+    // Doors first: a door's socket must still be reachable when it is bound, which it is
+    // not after a pivot into the host's root. (The pivot's recursive bind of the root
+    // carries the doors' mounts along.)
+    let mut doors = Vec::new();
+    for door in &plan.doors {
+        let meta = std::fs::metadata(&door.socket)
+            .map_err(|e| format!("door {}: {e}", door.socket.display()))?;
+        let covers = match &plan.root {
+            Some(root) => match root.resolve(&door.covers) {
+                Some(path) => path,
+                None => continue,
+            },
+            None => door.covers.clone(),
+        };
+        if std::fs::metadata(&covers).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+        {
+            continue; // two paths to one socket: bound once
+        }
+        bind(&door.socket, &covers)?;
+        doors.push((meta.dev(), meta.ino()));
+    }
+    if let Some(root) = &plan.root {
+        // Reads' scratch directories are made in the agent's temporary directory
+        // (`Scratch`); it covers the host's own, whose files and sockets are not theirs.
+        let tmp = std::fs::canonicalize(std::env::temp_dir())
+            .map_err(|e| format!("the agent's temporary directory: {e}"))?;
+        let Some(host_tmp) = root.resolve(&tmp) else {
+            return Err(SandboxError::Confine(format!(
+                "the host root {} has no {} for the reads' scratch directories",
+                root.dir().display(),
+                tmp.display()
+            )));
+        };
+        bind(&tmp, &host_tmp)?;
+        root.enter()?;
+    }
     let null = std::fs::metadata("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
     let mut masks = Masks {
         hidden: hidden.clone(),
-        doors: Vec::new(),
+        doors,
         mask_sockets: plan.mask_sockets,
         sockets: 0,
         null: (null.dev(), null.ino()),
@@ -150,18 +192,6 @@ pub fn enter(plan: &Plan) -> Result<Masks, SandboxError> {
         masked: Vec::new(),
         devices: Vec::new(),
     };
-    // Doors first: a door's socket must still be reachable when it is bound.
-    for door in &plan.doors {
-        let meta = std::fs::metadata(&door.socket)
-            .map_err(|e| format!("door {}: {e}", door.socket.display()))?;
-        if std::fs::metadata(&door.covers)
-            .is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
-        {
-            continue; // two paths to one socket: bound once
-        }
-        bind(&door.socket, &door.covers)?;
-        masks.doors.push((meta.dev(), meta.ino()));
-    }
     let paths = hidden.existing();
     // Found before anything is masked: afterwards the paths resolve to the masks.
     let devices = blockdev::holding(&paths);

@@ -58,6 +58,8 @@ pub struct Inherited {
     pub masks: Result<Option<Arc<Masks>>, SandboxError>,
     /// What to hide when there is no namespace ([`read_hide`]).
     pub hidden: Option<HiddenPaths>,
+    /// Reads must run in the host's root (`--host-root`), which only the namespace gives.
+    pub rooted: bool,
 }
 
 impl Inherited {
@@ -114,15 +116,22 @@ pub fn refresh() {
 fn prepare_base() -> Result<Inherited, SandboxError> {
     let plan = PLAN.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let masks = match &plan {
-        Some(p) if !p.hidden.all_patterns().is_empty() || !p.doors.is_empty() || p.mask_sockets => {
+        Some(p)
+            if !p.hidden.all_patterns().is_empty()
+                || !p.doors.is_empty()
+                || p.mask_sockets
+                || p.root.is_some() =>
+        {
             mountns::enter(p).map(|m| Some(Arc::new(m)))
         }
         _ => Ok(None),
     };
+    let rooted = plan.as_ref().is_some_and(|p| p.root.is_some());
     Ok(Inherited {
         base: confine_base()?,
         masks,
         hidden: plan.map(|p| p.hidden),
+        rooted,
     })
 }
 
@@ -228,6 +237,13 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
             }
         },
         Ok(None) => true,
+        // Without the namespace a read would run in the agent's container, not on the
+        // host: never, whatever --allow-unsandboxed-reads says.
+        Err(why) if inherited.rooted => {
+            return Err(io::Error::other(SandboxError::Unavailable(format!(
+                "reads run in the host's root (--host-root), which needs their mount                  namespace, and it could not be made: {why}"
+            ))));
+        }
         Err(why) if how.reach != Reach::Local && !how.allow_unsandboxed => {
             return Err(io::Error::other(SandboxError::Unavailable(format!(
                 "without the reads' mount namespace ({why}) there are no read-only doors to \

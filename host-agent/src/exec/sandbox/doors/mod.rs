@@ -15,6 +15,7 @@
 pub mod dbus;
 pub mod engine;
 
+use super::host_root::HostRoot;
 use std::path::{Path, PathBuf};
 use tokio::process::Child;
 use tracing::{info, warn};
@@ -77,17 +78,28 @@ pub struct Doors {
     pub children: Vec<Child>,
 }
 
+/// Where the host's `path` really is in the agent's namespace: its canonical path, or,
+/// with a host root, the path resolved inside that root.
+fn real(path: &Path, root: Option<&HostRoot>) -> Option<PathBuf> {
+    match root {
+        Some(root) => root.resolve(path),
+        None => std::fs::canonicalize(path).ok(),
+    }
+}
+
 /// Start every door this host needs, with their sockets in `dir`: one per container
 /// engine socket, and one for the D-Bus system bus. Failures are logged and leave that
-/// socket without a door, which the namespace then masks.
-pub async fn start(dir: &Path) -> Doors {
+/// socket without a door, which the namespace then masks. With `root` (`--host-root`)
+/// the sockets are the host's, found inside the root; each door still covers the host's
+/// own path.
+pub async fn start(dir: &Path, root: Option<&HostRoot>) -> Doors {
     let mut doors = Doors {
-        list: start_engines(dir).await,
+        list: start_engines(dir, root).await,
         children: Vec::new(),
     };
     let Some(bus) = SYSTEM_BUS_PATHS
         .iter()
-        .find_map(|p| std::fs::canonicalize(p).ok())
+        .find_map(|p| real(Path::new(p), root))
     else {
         return doors;
     };
@@ -106,7 +118,7 @@ pub async fn start(dir: &Path) -> Doors {
             info!(door = %socket.display(), covers = %bus.display(), "read-only door for the D-Bus system bus");
             doors.children.push(child);
             for path in SYSTEM_BUS_PATHS {
-                if Path::new(path).exists() {
+                if real(Path::new(path), root).is_some() {
                     doors.list.push(Door {
                         socket: socket.clone(),
                         covers: PathBuf::from(path),
@@ -125,12 +137,12 @@ use dbus::SYSTEM_BUS as SYSTEM_BUS_PATHS;
 
 /// A door for every engine socket of [`ENGINE_SOCKETS`] that exists. A socket reached by
 /// two paths (`/var/run` is usually a link to `/run`) gets one door covering both.
-async fn start_engines(dir: &Path) -> Vec<Door> {
+async fn start_engines(dir: &Path, root: Option<&HostRoot>) -> Vec<Door> {
     let mut doors: Vec<Door> = Vec::new();
     let mut served: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (i, path) in ENGINE_SOCKETS.iter().enumerate() {
         let path = Path::new(path);
-        let Ok(real) = std::fs::canonicalize(path) else {
+        let Some(real) = real(path, root) else {
             continue;
         };
         if let Some((_, socket)) = served.iter().find(|(r, _)| *r == real) {
