@@ -5,7 +5,9 @@
 # enrolls to it and runs a read; a restart of the container keeps the CA, the admin token
 # and the agent's enrollment; the agent image, given this engine's socket read-only and a
 # join token, enrolls on first start and reports this engine's containers, and keeps its
-# identity when its container is recreated. Everything it makes is removed at the end.
+# identity when its container is recreated; and run as the Kubernetes DaemonSet runs it
+# (this machine's / at /host, VIGIL_HOST_ROOT), its host reads see this machine's files and
+# not its shadow file. Everything it makes is removed at the end.
 set -euo pipefail
 TEST_NAME="images test"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -21,12 +23,14 @@ done
 run_id="vigil-images-test-$$"
 ctrl="$run_id-controller"
 docker_agent="$run_id-agent"
+node_agent="$run_id-node"
 work="$(mktemp -d)"
 host_agent_pid=""
 cleanup() {
   [[ -z "$host_agent_pid" ]] || kill "$host_agent_pid" 2>/dev/null || true
-  docker rm -f "$ctrl" "$docker_agent" >/dev/null 2>&1 || true
-  docker volume rm "$run_id-data" "$run_id-agent-state" >/dev/null 2>&1 || true
+  docker rm -f "$ctrl" "$docker_agent" "$node_agent" >/dev/null 2>&1 || true
+  docker volume rm "$run_id-data" "$run_id-agent-state" "$run_id-node-state" >/dev/null 2>&1 || true
+  [[ -z "${marker_file:-}" ]] || rm -f "$marker_file"
   docker network rm "$run_id" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -131,4 +135,34 @@ docker rm -f "$docker_agent" >/dev/null
 start_docker_agent "spent-token-is-not-used"
 wait_connected "$container_agent" || { docker logs "$docker_agent"; die "the recreated agent container did not reconnect"; }
 [[ "$(agent_named "$docker_agent")" == "$container_agent" ]] || die "a second agent enrolled"
+
+step "the agent image as the DaemonSet runs it: host reads in the host's root (/host)"
+# This machine's / is mounted read-only at /host, with the host's processes and the
+# capabilities the read sandbox needs (deploy/kubernetes/base/agent-daemonset.yaml).
+marker_file="$(mktemp -p /var/tmp vigil-host-root-XXXXXX)"
+marker="host root marker $$"
+printf '%s' "$marker" >"$marker_file"
+docker run -d --name "$node_agent" --hostname "$node_agent" --network "$run_id" --pid host \
+  --cap-drop ALL --cap-add SYS_ADMIN --cap-add SETPCAP --cap-add SYS_CHROOT --cap-add CHOWN \
+  --cap-add DAC_READ_SEARCH \
+  --security-opt apparmor=unconfined --read-only --tmpfs /tmp --tmpfs /run/vigil-agent \
+  -v /:/host:ro -v "$run_id-node-state:/var/lib/vigil-agent" -e VIGIL_HOST_ROOT=/host \
+  -e VIGIL_AGENT_JOIN_URL=https://vigil-gateway:8641 \
+  -e VIGIL_AGENT_JOIN_CA_FINGERPRINT="$fingerprint" \
+  -e VIGIL_AGENT_TOKEN="$(docker exec "$ctrl" vigil-controller token create --uses 1)" \
+  vigil-agent:latest >/dev/null
+for _ in $(seq 1 60); do
+  [[ -n "$(agent_named "$node_agent")" ]] && break
+  sleep 1
+done
+node_agent_id="$(agent_named "$node_agent")"
+[[ -n "$node_agent_id" ]] || { docker logs "$node_agent"; die "the node agent did not enroll"; }
+wait_connected "$node_agent_id" || { docker logs "$node_agent"; die "the node agent did not connect"; }
+out="$(read_on "$node_agent_id" "cat $marker_file")" \
+  || { docker logs "$node_agent"; die "a host read in the host's root failed: $out"; }
+[[ "$out" == "$marker" ]] || die "the host read printed '$out', not the host's file"
+if out="$(read_on "$node_agent_id" "cat /etc/shadow")" && [[ -n "$out" ]]; then
+  die "the host's /etc/shadow was readable through the node agent"
+fi
+echo "a host read through the agent image saw the host's file and not its shadow file"
 echo "images test passed"

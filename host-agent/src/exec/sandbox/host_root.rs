@@ -1,7 +1,8 @@
 //! `--host-root DIR`: the host's root file system as the agent sees it when the agent runs
 //! in a container (a Kubernetes DaemonSet mounts the node's `/` read-only at `/host`).
 //! Host reads then run with DIR as their root: the reads' mount namespace
-//! ([`super::mountns`]) pivots into it before it masks anything, so the programs, files,
+//! ([`super::mountns`]) pivots (or, where seccomp forbids `pivot_root`, chroots) into it
+//! before it masks anything, so the programs, files,
 //! hidden paths and sockets a read meets are the host's, by the host's own paths, and the
 //! container's files (the agent's image, its service account token) are out of reach.
 //!
@@ -11,9 +12,10 @@
 //! to the container's `/run`.
 
 use super::SandboxError;
+use nix::errno::Errno;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
-use nix::unistd::pivot_root;
+use nix::unistd::{chroot, pivot_root};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -84,9 +86,16 @@ impl HostRoot {
             ))
         })?;
         // Stack the old root on the new one (no directory for it is needed), then detach it.
-        pivot_root(".", ".").map_err(|e| confine("pivot_root into", e))?;
-        umount2(".", MntFlags::MNT_DETACH)
-            .map_err(|e| confine("detaching the old root above", e))?;
+        // Container runtimes' default seccomp profiles refuse pivot_root even with
+        // CAP_SYS_ADMIN; chroot (CAP_SYS_CHROOT) then roots the thread instead, leaving the
+        // agent's tree mounted but out of the reads' reach: they lose CAP_SYS_CHROOT
+        // ([`super::caps`]) and inherit no descriptor of it (every one is close-on-exec).
+        match pivot_root(".", ".") {
+            Ok(()) => umount2(".", MntFlags::MNT_DETACH)
+                .map_err(|e| confine("detaching the old root above", e))?,
+            Err(Errno::EPERM) => chroot(".").map_err(|e| confine("chroot into", e))?,
+            Err(e) => return Err(confine("pivot_root into", e)),
+        }
         std::env::set_current_dir("/")
             .map_err(|e| SandboxError::Confine(format!("chdir / in the host root: {e}")))?;
         Ok(())
