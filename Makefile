@@ -46,7 +46,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= classify
 SHELL_SCRIPTS := .ci/run $(wildcard deploy/*.sh) $(wildcard tests/benches/*.sh) \
 	deploy/debian/test.sh $(wildcard deploy/debian/*/postinst) $(wildcard deploy/debian/*/postrm) \
-	deploy/testlib.sh deploy/images/build.sh deploy/images/test.sh deploy/compose/test.sh \
+	deploy/images/build.sh deploy/images/test.sh deploy/compose/test.sh \
 	$(wildcard host-agent/benches/*.sh) \
 	$(wildcard tests/fixtures/proxmox/bin/*) tests/fixtures/proxmox/lib/pve-fixture \
 	shared/tests/oracle/jail.sh
