@@ -24,6 +24,8 @@ pub const ADMIN_TOKEN: &str = "admin.token";
 /// The SQLite database (0600).
 pub const DATABASE: &str = "vigil.db";
 const LOCK: &str = ".lock";
+/// Held by the controller serving from this directory, with its process id inside.
+pub const SERVE_LOCK: &str = "serve.lock";
 
 /// The data directory of one controller.
 #[derive(Debug, Clone)]
@@ -34,6 +36,14 @@ pub struct DataDir {
 /// Held while the data directory is being initialised; released on drop.
 #[derive(Debug)]
 pub struct DataDirLock {
+    _file: File,
+}
+
+/// Held for as long as a controller serves from the data directory: a second `serve` on
+/// the same directory (and so the same SQLite database, keys and admin token) refuses to
+/// start. The kernel releases it when the process ends, however it ends.
+#[derive(Debug)]
+pub struct ServingLock {
     _file: File,
 }
 
@@ -78,6 +88,45 @@ impl DataDir {
             .map_err(Error::file("opening", &path))?;
         file.lock().map_err(Error::file("locking", &path))?;
         Ok(DataDirLock { _file: file })
+    }
+
+    /// Claims the directory for this serving controller, or refuses with the process id of
+    /// the one that holds it. The state subcommands (`token`, `ca show`, …) do not claim
+    /// it: they work beside a running controller.
+    pub fn claim_serving(&self) -> Result<ServingLock> {
+        self.ensure()?;
+        let path = self.path(SERVE_LOCK);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(Error::file("opening", &path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let holder = fs::read_to_string(&path).unwrap_or_default();
+                let holder = holder.trim();
+                let holder = if holder.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (process {holder})")
+                };
+                return Err(Error::Config(format!(
+                    "another controller is serving from {}{holder}: two controllers on one \
+                     data directory would share its SQLite database and keys; stop it, or give \
+                     this one its own --data-dir",
+                    self.root.display()
+                )));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::file("locking", &path)(e)),
+        }
+        file.set_len(0)
+            .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
+            .map_err(Error::file("writing", &path))?;
+        Ok(ServingLock { _file: file })
     }
 
     /// Reads `file` as UTF-8, or `None` when it does not exist.

@@ -52,6 +52,8 @@ pub struct RunningController {
     tasks: JoinSet<Result<()>>,
     /// This controller's entry in the host's list of paths hidden from reads.
     _hidden: Option<crate::hide_registry::Registration>,
+    /// The data directory, claimed for as long as this controller runs.
+    _serving: crate::data_dir::ServingLock,
 }
 
 async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
@@ -69,6 +71,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         ));
     }
     let dir = DataDir::new(&config.data_dir);
+    let serving = dir.claim_serving()?;
     let hidden = crate::hide_registry::register(config);
     let pki = Arc::new(Pki::load_or_init(
         &dir,
@@ -208,6 +211,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         shutdown,
         tasks,
         _hidden: hidden,
+        _serving: serving,
     })
 }
 

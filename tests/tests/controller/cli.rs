@@ -244,3 +244,57 @@ async fn ready_exits_by_the_controllers_readiness() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
 }
+
+/// A second `serve` on a data directory a controller is serving from (the same SQLite
+/// database, keys and admin token) refuses to start, naming the holder; once that one is
+/// gone, even killed, the directory serves again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_controller_on_one_data_directory_is_refused() {
+    let mut first = vigil_tests::Controller::start(vigil_tests::ControllerOptions::default()).await;
+    let dir = dir_arg(first.data_dir());
+    let serve = |http: &str| {
+        let mut command = Command::new(controller_bin());
+        command
+            .args(["serve", "--data-dir", &dir, "--http-listen", http])
+            .arg("--grpc-listen")
+            .arg(format!("127.0.0.1:{}", vigil_tests::free_port()))
+            .env_remove("VIGIL_DATA_DIR")
+            .kill_on_drop(true);
+        command
+    };
+    let http = format!("127.0.0.1:{}", vigil_tests::free_port());
+    let out = tokio::time::timeout(std::time::Duration::from_secs(20), serve(&http).output())
+        .await
+        .expect("the second controller must refuse at once, not serve")
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another controller is serving"), "{stderr}");
+    let pid = first.pid().unwrap();
+    assert!(
+        stderr.contains(&pid.to_string()),
+        "the holder is named: {stderr}"
+    );
+    assert!(first.alive(), "the first controller is untouched");
+
+    // Killed, the first releases the directory: a new controller serves from it.
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    first.stop();
+    let _second = serve(&http).spawn().unwrap();
+    let url = format!("http://{http}");
+    let ready = vigil_tests::wait_until(std::time::Duration::from_secs(20), || async {
+        run(&["ready", "--quiet", "--url", &url], &[])
+            .await
+            .status
+            .success()
+    })
+    .await;
+    assert!(
+        ready,
+        "the directory did not serve again after its holder was killed"
+    );
+}
