@@ -29,6 +29,8 @@ use rate::{DEFAULT_CHAT_PER_S, DEFAULT_EXEC_PER_S, DEFAULT_FANOUT_PER_S, RateCon
 pub const ENV_CONFIG: &str = "VIGIL_CONFIG";
 /// Environment variable for `--data-dir`.
 pub const ENV_DATA_DIR: &str = "VIGIL_DATA_DIR";
+/// The environment variable of `--secrets-dir`.
+pub const ENV_SECRETS_DIR: &str = "VIGIL_SECRETS_DIR";
 /// Environment variable for `--http-listen`.
 pub const ENV_HTTP_LISTEN: &str = "VIGIL_HTTP_LISTEN";
 /// Environment variable for `--grpc-listen`.
@@ -107,6 +109,25 @@ pub struct DataDirArg {
     pub data_dir: PathBuf,
 }
 
+/// `--secrets-dir`, for the state subcommands that need the CA (`ca show`, `token
+/// create`) on a controller that serves with shared secrets.
+#[derive(Debug, Clone, Args)]
+pub struct SecretsDirArg {
+    /// The shared secrets directory (`secrets init`) the controller serves with, if any;
+    /// the CA is read there instead of in the data directory.
+    #[arg(long, env = ENV_SECRETS_DIR, value_name = "DIR")]
+    pub secrets_dir: Option<PathBuf>,
+}
+
+impl SecretsDirArg {
+    /// The directory, an empty value counting as none.
+    pub fn get(&self) -> Option<&Path> {
+        self.secrets_dir
+            .as_deref()
+            .filter(|dir| !dir.as_os_str().is_empty())
+    }
+}
+
 /// Which certificate the HTTP API serves, when it serves TLS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HttpTls {
@@ -155,6 +176,8 @@ pub struct Config {
     pub install_trust_system_roots: bool,
     /// Where the agent binaries for download live.
     pub agent_dir: PathBuf,
+    /// The shared CA and grant key (`secrets init`), instead of the data directory's own.
+    pub secrets_dir: Option<PathBuf>,
     /// The URL hosts reach the HTTP API at (`scheme://host[:port]`, no trailing slash).
     pub public_url: Option<reqwest::Url>,
     /// Enroll and supervise an agent for this machine.
@@ -297,6 +320,7 @@ impl Config {
             http_tls: None,
             install_trust_system_roots: false,
             agent_dir: default_agent_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            secrets_dir: None,
             public_url: None,
             local_agent: false,
             database_url: None,
@@ -482,6 +506,7 @@ impl Config {
                 .or(file.install_trust_system_roots)
                 .unwrap_or(false),
             agent_dir,
+            secrets_dir: args.secrets_dir.or(file.secrets_dir),
             public_url,
             local_agent,
             database_url,

@@ -28,6 +28,7 @@ use crate::gateway::{
 };
 use crate::pki::Pki;
 use crate::store::Store;
+use crate::store::identity::ControllerIdentity;
 use crate::{Error, Result};
 
 /// How long shutdown waits for connections to drain.
@@ -75,6 +76,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let hidden = crate::hide_registry::register(config);
     let pki = Arc::new(Pki::load_or_init(
         &dir,
+        config.secrets_dir.as_deref(),
         &config.gateway_sans,
         OffsetDateTime::now_utc(),
     )?);
@@ -87,6 +89,15 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         info!(path = %token_path.display(), "using the admin API token");
     }
     let store = Store::open_selected(&dir, config.database_url.as_deref()).await?;
+    store
+        .claim_identity(
+            &ControllerIdentity {
+                ca_fingerprint: pki.ca.fingerprint(),
+                grant_public_key: hex::encode(pki.grant.public_bytes()),
+            },
+            OffsetDateTime::now_utc().unix_timestamp(),
+        )
+        .await?;
     Access::new(store.clone())
         .register_admin(&admin_token)
         .await?;

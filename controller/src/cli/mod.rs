@@ -19,6 +19,7 @@ pub mod exec_write;
 pub mod policy;
 pub mod ready;
 pub mod resources;
+pub mod secrets;
 pub mod serve;
 pub mod table;
 pub mod token;
@@ -71,6 +72,10 @@ pub enum Command {
     /// Show the controller's certificate authority.
     #[command(subcommand)]
     Ca(ca::CaCommand),
+    /// Make the shared identity of several replicas (`secrets init --dir DIR`), for
+    /// `serve --secrets-dir DIR`.
+    #[command(subcommand)]
+    Secrets(secrets::SecretsCommand),
     /// List or revoke agents (through the running controller's API).
     Agents(agents::AgentsArgs),
     /// Search what the agents see, or show one resource's routing chain (through the
@@ -113,6 +118,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Apitoken(command) => apitoken::run(command).map(|()| 0),
         Command::Audit(command) => audit::run(command),
         Command::Ca(command) => ca::run(command).map(|()| 0),
+        Command::Secrets(command) => secrets::run(command).map(|()| 0),
         Command::Agents(args) => agents::run(args).map(|()| 0),
         Command::Resources(args) => resources::run(args).map(|()| 0),
         Command::Approvals(args) => approvals::run(args).map(|()| 0),

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use crate::agents::join_tokens::{self, Issued, JoinTokenRequest};
 use crate::clock::{rfc3339, unix_now};
-use crate::config::DataDirArg;
+use crate::config::{DataDirArg, SecretsDirArg};
 use crate::data_dir::DataDir;
 use crate::pki::{Pki, join_token};
 use crate::store::{DatabaseArg, JoinTokenRow, Store};
@@ -30,6 +30,8 @@ pub enum TokenCommand {
 pub struct CreateArgs {
     #[command(flatten)]
     pub data_dir: DataDirArg,
+    #[command(flatten)]
+    pub secrets: SecretsDirArg,
     #[command(flatten)]
     pub database: DatabaseArg,
     /// How many agents may enroll with the token.
@@ -84,7 +86,7 @@ async fn create(args: CreateArgs) -> Result<()> {
         labels: join_token::parse_labels(&args.labels)?,
     };
     let dir = DataDir::new(&args.data_dir.data_dir);
-    let ca = Pki::load_or_create_ca(&dir, OffsetDateTime::now_utc())?;
+    let ca = Pki::load_or_create_ca(&dir, args.secrets.get(), OffsetDateTime::now_utc())?;
     let store = Store::open_selected(&dir, args.database.database_url.as_deref()).await?;
     let issued = join_tokens::issue(&store, request, "cli").await;
     store.close().await;

@@ -22,6 +22,11 @@ pub struct ServeArgs {
     /// Default ./.vigil.
     #[arg(long, env = ENV_DATA_DIR, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// [key secrets_dir] The shared identity made once by `vigil-controller secrets init`
+    /// (the CA and the grant-signing key), used instead of the data directory's own; every
+    /// replica of one controller is given the same. Read only, never created by serve.
+    #[arg(long, env = ENV_SECRETS_DIR, value_name = "DIR")]
+    pub secrets_dir: Option<PathBuf>,
     /// [key http_listen] Address of the HTTP API (IP:PORT). Default 127.0.0.1:8640; keep it
     /// on loopback unless it serves TLS (--http-tls) or a proxy fronts it.
     #[arg(long, env = ENV_HTTP_LISTEN, value_name = "ADDR")]
@@ -170,6 +175,7 @@ impl ServeArgs {
         for value in [
             &mut self.config,
             &mut self.data_dir,
+            &mut self.secrets_dir,
             &mut self.http_cert,
             &mut self.http_key,
             &mut self.agent_dir,

@@ -11,6 +11,7 @@ use crate::{Error, Result};
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     pub data_dir: Option<PathBuf>,
+    pub secrets_dir: Option<PathBuf>,
     pub http_listen: Option<String>,
     pub grpc_listen: Option<String>,
     pub gateway_sans: Option<Vec<String>>,

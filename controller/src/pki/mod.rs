@@ -1,12 +1,16 @@
 //! The controller's keys and certificates: the CA ([`ca`]), the gateway's server
 //! certificate ([`gateway_cert`]), the grant-signing key ([`grant_key`]) and join tokens
 //! ([`join_token`]). [`Pki::load_or_init`] creates whatever is missing in the data
-//! directory on first start and loads the rest.
+//! directory on first start and loads the rest; with a shared secrets directory
+//! ([`shared`]) the CA and the grant key come from there and are never created.
 
 pub mod ca;
 pub mod gateway_cert;
 pub mod grant_key;
 pub mod join_token;
+pub mod shared;
+
+use std::path::Path;
 
 use time::OffsetDateTime;
 
@@ -33,20 +37,34 @@ impl Pki {
     /// and re-issuing the gateway certificate when its SANs changed or it expires soon.
     pub fn load_or_init(
         dir: &DataDir,
+        secrets: Option<&Path>,
         extra_sans: &[GatewaySan],
         now: OffsetDateTime,
     ) -> Result<Pki> {
         let _lock = dir.lock()?;
-        let ca = CertificateAuthority::load_or_create(dir, now)?;
-        let grant = GrantKey::load_or_create(dir)?;
+        let (ca, grant) = match secrets {
+            Some(shared) => shared::load(shared)?,
+            None => (
+                CertificateAuthority::load_or_create(dir, now)?,
+                GrantKey::load_or_create(dir)?,
+            ),
+        };
         let sans =
             gateway_cert::gateway_sans(gateway_cert::local_hostname().as_deref(), extra_sans);
         let gateway = gateway_cert::load_or_issue(dir, &ca, &sans, now)?;
         Ok(Pki { ca, gateway, grant })
     }
 
-    /// Loads the CA only, creating it on first use (for `token create` and `ca show`).
-    pub fn load_or_create_ca(dir: &DataDir, now: OffsetDateTime) -> Result<CertificateAuthority> {
+    /// Loads the CA only, creating it on first use in the data directory (for `token
+    /// create` and `ca show`); from `secrets` when the controller serves with them.
+    pub fn load_or_create_ca(
+        dir: &DataDir,
+        secrets: Option<&Path>,
+        now: OffsetDateTime,
+    ) -> Result<CertificateAuthority> {
+        if let Some(shared) = secrets {
+            return shared::load_ca(shared);
+        }
         let _lock = dir.lock()?;
         CertificateAuthority::load_or_create(dir, now)
     }
@@ -62,7 +80,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::new(tmp.path().join("vigil"));
         let now = OffsetDateTime::now_utc();
-        let first = Pki::load_or_init(&dir, &[], now).unwrap();
+        let first = Pki::load_or_init(&dir, None, &[], now).unwrap();
         for key in ["ca.key", "gateway.key", "grant.key"] {
             let mode = std::fs::metadata(dir.path(key))
                 .unwrap()
@@ -70,12 +88,14 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600, "{key}");
         }
-        let again = Pki::load_or_init(&dir, &[], now).unwrap();
+        let again = Pki::load_or_init(&dir, None, &[], now).unwrap();
         assert_eq!(again.ca.fingerprint(), first.ca.fingerprint());
         assert_eq!(again.grant.public_bytes(), first.grant.public_bytes());
         assert_eq!(again.gateway.chain[0], first.gateway.chain[0]);
         assert_eq!(
-            Pki::load_or_create_ca(&dir, now).unwrap().fingerprint(),
+            Pki::load_or_create_ca(&dir, None, now)
+                .unwrap()
+                .fingerprint(),
             first.ca.fingerprint()
         );
     }

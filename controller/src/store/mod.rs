@@ -6,7 +6,8 @@
 //!
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
 //! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
-//! roles), [`approvals`] (decided atomically, once) and [`audit`] (the hash chain).
+//! roles), [`approvals`] (decided atomically, once), [`audit`] (the hash chain) and
+//! [`identity`] (whose keys the database belongs to).
 //! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
 //! `test-support` feature only).
 
@@ -16,6 +17,7 @@ pub mod approvals;
 pub mod audit;
 pub mod chain;
 pub mod chat;
+pub mod identity;
 pub mod knowledge;
 pub mod revocations;
 #[cfg(any(test, feature = "test-support"))]

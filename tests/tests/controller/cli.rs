@@ -298,3 +298,94 @@ async fn a_second_controller_on_one_data_directory_is_refused() {
         "the directory did not serve again after its holder was killed"
     );
 }
+
+/// `secrets init` makes the shared identity once; `serve --secrets-dir` serves with it (the
+/// gateway's chain is that CA: an agent pinning it enrolls; `ca show` and `token create`
+/// name it); and the database then belongs to that identity: the same data directory
+/// started with other keys is refused, naming both.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_controller_serves_with_shared_secrets_and_its_database_keeps_their_identity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secrets = dir_arg(&tmp.path().join("secrets"));
+    let out = run(&["secrets", "init", "--dir", &secrets], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let fingerprint = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("CA fingerprint: "))
+        .expect("the fingerprint is printed")
+        .to_owned();
+    let again = run(&["secrets", "init", "--dir", &secrets], &[]).await;
+    assert_eq!(again.status.code(), Some(2), "made twice");
+    assert!(
+        text(&again.stderr).contains("already holds"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    let mut ctrl = vigil_tests::Controller::start(vigil_tests::ControllerOptions {
+        extra_args: vec!["--secrets-dir".into(), secrets.clone()],
+        ..Default::default()
+    })
+    .await;
+    let data = dir_arg(ctrl.data_dir());
+    assert!(!ctrl.data_dir().join("ca.key").exists(), "no CA of its own");
+    let shown = run(
+        &["ca", "show", "--data-dir", &data, "--secrets-dir", &secrets],
+        &[],
+    )
+    .await;
+    assert_eq!(text(&shown.stdout).trim(), fingerprint);
+    let env = [("VIGIL_SECRETS_DIR", secrets.as_str())];
+    let created = run(&["token", "create", "--data-dir", &data], &env).await;
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created.stderr));
+    assert!(
+        text(&created.stderr).contains(&fingerprint),
+        "{}",
+        text(&created.stderr)
+    );
+    let token = text(&created.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .to_owned();
+    let state = tmp.path().join("agent");
+    let joined = Command::new(vigil_tests::bin("vigil-agent"))
+        .args(["join", "--url", &ctrl.gateway_url(), "--token", &token])
+        .args(["--ca-fingerprint", &fingerprint])
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .await
+        .unwrap();
+    assert!(joined.status.success(), "{}", text(&joined.stderr));
+
+    // The same data directory (and database) with keys of its own: refused.
+    ctrl.stop();
+    let http = format!("127.0.0.1:{}", vigil_tests::free_port());
+    let grpc = format!("127.0.0.1:{}", vigil_tests::free_port());
+    let refused = run(
+        &[
+            "serve",
+            "--data-dir",
+            &data,
+            "--http-listen",
+            &http,
+            "--grpc-listen",
+            &grpc,
+        ],
+        &[],
+    )
+    .await;
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("this database belongs to a controller"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&fingerprint),
+        "the recorded CA is named: {stderr}"
+    );
+}

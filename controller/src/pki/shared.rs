@@ -1,0 +1,93 @@
+//! The shared identity of a controller's replicas (`--secrets-dir`): the CA and the
+//! grant-signing key in a directory of their own, made once by `vigil-controller secrets
+//! init` and then mounted by every replica (a Kubernetes Secret, a copied directory). A
+//! replica only reads it: a missing or partial directory is an error, never a reason to
+//! make new keys, which would split the fleet's trust.
+
+use std::path::Path;
+
+use time::OffsetDateTime;
+
+use super::{CertificateAuthority, GrantKey};
+use crate::data_dir::{CA_KEY, CA_PEM, DataDir, GRANT_KEY};
+use crate::{Error, Result};
+
+/// The files of a secrets directory.
+pub const FILES: [&str; 3] = [CA_PEM, CA_KEY, GRANT_KEY];
+
+/// Makes the shared identity in `dir` (created 0700 when missing): a new CA and grant key.
+/// Refuses a directory that already holds any of them.
+pub fn init(dir: &Path, now: OffsetDateTime) -> Result<CertificateAuthority> {
+    let secrets = DataDir::new(dir);
+    if let Some(found) = FILES.iter().find(|file| secrets.path(file).exists()) {
+        return Err(Error::Config(format!(
+            "{} already holds {found}: the shared secrets are made once; give every replica \
+             this directory, or remove it to start a new identity (every agent would have to \
+             enroll again)",
+            dir.display()
+        )));
+    }
+    let _lock = secrets.lock()?;
+    let ca = CertificateAuthority::load_or_create(&secrets, now)?;
+    GrantKey::load_or_create(&secrets)?;
+    Ok(ca)
+}
+
+/// Loads the CA from `dir`.
+pub fn load_ca(dir: &Path) -> Result<CertificateAuthority> {
+    CertificateAuthority::from_pem(&read(dir, CA_PEM)?, &read(dir, CA_KEY)?)
+}
+
+/// Loads the CA and the grant key from `dir`.
+pub fn load(dir: &Path) -> Result<(CertificateAuthority, GrantKey)> {
+    Ok((load_ca(dir)?, GrantKey::parse(&read(dir, GRANT_KEY)?)?))
+}
+
+fn read(dir: &Path, file: &str) -> Result<String> {
+    DataDir::new(dir).read_optional(file)?.ok_or_else(|| {
+        Error::Config(format!(
+            "--secrets-dir {}: no {file}; make the shared secrets once with `vigil-controller \
+             secrets init --dir {}` and give every replica that directory",
+            dir.display(),
+            dir.display()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn init_makes_the_identity_once_and_load_reads_it_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("secrets");
+        let now = OffsetDateTime::now_utc();
+        let ca = init(&dir, now).unwrap();
+        let (loaded, grant) = load(&dir).unwrap();
+        assert_eq!(loaded.fingerprint(), ca.fingerprint());
+        assert_eq!(load_ca(&dir).unwrap().fingerprint(), ca.fingerprint());
+        let again = GrantKey::parse(&std::fs::read_to_string(dir.join(GRANT_KEY)).unwrap());
+        assert_eq!(again.unwrap().public_bytes(), grant.public_bytes());
+        let err = init(&dir, now).unwrap_err().to_string();
+        assert!(err.contains("already holds"), "{err}");
+        assert_eq!(
+            load(&dir).unwrap().0.fingerprint(),
+            ca.fingerprint(),
+            "unchanged"
+        );
+    }
+
+    #[test]
+    fn a_missing_or_partial_directory_is_an_error_not_new_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = load(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("secrets init"), "{err}");
+        let dir = tmp.path().join("s");
+        init(&dir, OffsetDateTime::now_utc()).unwrap();
+        std::fs::remove_file(dir.join(GRANT_KEY)).unwrap();
+        let err = load(&dir).unwrap_err().to_string();
+        assert!(err.contains(GRANT_KEY), "{err}");
+        assert!(!dir.join(GRANT_KEY).exists(), "nothing was made");
+    }
+}
