@@ -43,6 +43,18 @@ print(next((a["id"] for a in json.load(sys.stdin) if a["hostname"] == sys.argv[1
 ' "$1"
 }
 
+# Waits up to 60 s until an agent with host name $1 has enrolled; prints its id (empty when
+# none did).
+wait_agent_named() {
+  local _ id=""
+  for _ in $(seq 1 60); do
+    id="$(agent_named "$1")"
+    [[ -n "$id" ]] && break
+    sleep 1
+  done
+  printf '%s' "$id"
+}
+
 # Runs the read $2 on agent $1 and prints its output; fails unless it exited 0.
 read_on() {
   api -X POST -H 'accept: application/json' "$BASE/api/exec" -d "{\"agent\":\"$1\",\"command\":\"$2\"}" | python3 -c '

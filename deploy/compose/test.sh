@@ -53,12 +53,7 @@ export VIGIL_AGENT_JOIN_CA_FINGERPRINT VIGIL_AGENT_TOKEN VIGIL_AGENT_HOSTNAME="$
 VIGIL_AGENT_JOIN_CA_FINGERPRINT="$(compose exec -T controller vigil-controller ca show)"
 VIGIL_AGENT_TOKEN="$(compose exec -T controller vigil-controller token create)"
 compose --profile agent up -d agent
-agent=""
-for _ in $(seq 1 60); do
-  agent="$(agent_named "$VIGIL_AGENT_HOSTNAME")"
-  [[ -n "$agent" ]] && break
-  sleep 1
-done
+agent="$(wait_agent_named "$VIGIL_AGENT_HOSTNAME")"
 [[ -n "$agent" ]] || { compose logs agent; die "the agent did not enroll"; }
 wait_connected "$agent" || { compose logs agent; die "the agent did not connect"; }
 controller_name="$(docker inspect --format '{{.Name}}' "$controller" | sed 's#^/##')"

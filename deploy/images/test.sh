@@ -111,11 +111,7 @@ start_docker_agent() {
     -e VIGIL_AGENT_TOKEN="$1" vigil-agent:latest >/dev/null
 }
 start_docker_agent "$(docker exec "$ctrl" vigil-controller token create --uses 1)"
-for _ in $(seq 1 60); do
-  [[ -n "$(agent_named "$docker_agent")" ]] && break
-  sleep 1
-done
-container_agent="$(agent_named "$docker_agent")"
+container_agent="$(wait_agent_named "$docker_agent")"
 [[ -n "$container_agent" ]] || { docker logs "$docker_agent"; die "the agent container did not enroll"; }
 wait_connected "$container_agent" || { docker logs "$docker_agent"; die "the agent container did not connect"; }
 seen_containers() {
@@ -151,11 +147,7 @@ docker run -d --name "$node_agent" --hostname "$node_agent" --network "$run_id" 
   -e VIGIL_AGENT_JOIN_CA_FINGERPRINT="$fingerprint" \
   -e VIGIL_AGENT_TOKEN="$(docker exec "$ctrl" vigil-controller token create --uses 1)" \
   vigil-agent:latest >/dev/null
-for _ in $(seq 1 60); do
-  [[ -n "$(agent_named "$node_agent")" ]] && break
-  sleep 1
-done
-node_agent_id="$(agent_named "$node_agent")"
+node_agent_id="$(wait_agent_named "$node_agent")"
 [[ -n "$node_agent_id" ]] || { docker logs "$node_agent"; die "the node agent did not enroll"; }
 wait_connected "$node_agent_id" || { docker logs "$node_agent"; die "the node agent did not connect"; }
 out="$(read_on "$node_agent_id" "cat $marker_file")" \

@@ -9,8 +9,7 @@ use super::has_landlock;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
-use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant, wait_until};
+use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant};
 
 const MARKER: &str = "vigil host root marker 5b1e";
 const SECRET: &str = "vigil-host-root-secret-key-material";
@@ -79,7 +78,7 @@ async fn host_reads_run_in_the_host_root_with_its_secrets_masked() {
         ..Default::default()
     })
     .await;
-    let agent = Agent::join(
+    let agent = Agent::join_connected(
         &ctrl,
         AgentOptions {
             binary: Some(wrapper),
@@ -88,8 +87,6 @@ async fn host_reads_run_in_the_host_root_with_its_secrets_masked() {
     )
     .await;
     let id = agent.state.id.clone();
-    let ok = wait_until(Duration::from_secs(30), || ctrl.api.connected(&id)).await;
-    assert!(ok, "agent never connected\n{}", agent.log());
     assert!(
         agent.log().contains("host reads run in the host's root"),
         "{}",
