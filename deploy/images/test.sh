@@ -156,5 +156,13 @@ out="$(read_on "$node_agent_id" "cat $marker_file")" \
 if out="$(read_on "$node_agent_id" "cat /etc/shadow")" && [[ -n "$out" ]]; then
   die "the host's /etc/shadow was readable through the node agent"
 fi
-echo "a host read through the agent image saw the host's file and not its shadow file"
+host_os="$(sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '"')"
+reported_os=""
+for _ in $(seq 1 30); do
+  reported_os="$(api "$BASE/api/agents/$node_agent_id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["facts"].get("os_release", ""))')"
+  [[ "$reported_os" == "$host_os" ]] && break
+  sleep 1
+done
+[[ "$reported_os" == "$host_os" ]] || die "the node agent reports OS '$reported_os', not this machine's '$host_os'"
+echo "a host read through the agent image saw the host's file and not its shadow file; it reports the host's OS ($host_os)"
 echo "images test passed"

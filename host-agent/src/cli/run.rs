@@ -134,6 +134,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     };
     if let Some(root) = &root {
         info!(host_root = %root.dir().display(), "host reads run in the host's root");
+        crate::inventory::set_host_root(root);
     }
     let doors = crate::exec::sandbox::doors::start(
         &crate::exec::sandbox::doors::agent_dir(),

@@ -1,9 +1,36 @@
 //! What the agent knows about its host, read from `/proc` and `/etc/os-release`: the
 //! `HostFacts` sent after every hello. Parsing is separate from reading so it can be
-//! tested on fixed text.
+//! tested on fixed text. An agent in a container with `--host-root` reads the host's
+//! files inside that root ([`set_host_root`]); `/proc` is the host's already (hostPID).
 
+use crate::exec::sandbox::host_root::HostRoot;
 use std::fs;
+use std::sync::OnceLock;
 use vigil_proto::agent::v1::HostFacts;
+
+static HOST_ROOT: OnceLock<HostRoot> = OnceLock::new();
+
+/// With `--host-root`: the host's own files (os-release, its mount table) describe it,
+/// not the container's. Set once, at startup.
+pub fn set_host_root(root: &HostRoot) {
+    let _ = HOST_ROOT.set(root.clone());
+}
+
+/// The host's root, when the agent runs in a container that mounts it.
+pub fn host_root() -> Option<&'static HostRoot> {
+    HOST_ROOT.get()
+}
+
+/// A file of the host by the host's path (`/etc/os-release`), resolved inside the host's
+/// root when there is one; empty when missing.
+pub fn read_host_file(path: &str) -> String {
+    let real = match host_root() {
+        Some(root) => root.resolve(std::path::Path::new(path)),
+        None => Some(std::path::PathBuf::from(path)),
+    };
+    real.and_then(|p| fs::read_to_string(p).ok())
+        .unwrap_or_default()
+}
 
 /// The host name, or `unknown`.
 pub fn hostname() -> String {
@@ -19,8 +46,8 @@ pub fn host_facts() -> HostFacts {
     let read = |path: &str| fs::read_to_string(path).unwrap_or_default();
     HostFacts {
         hostname: hostname(),
-        os_release: pretty_name(&read("/etc/os-release"))
-            .or_else(|| pretty_name(&read("/usr/lib/os-release")))
+        os_release: pretty_name(&read_host_file("/etc/os-release"))
+            .or_else(|| pretty_name(&read_host_file("/usr/lib/os-release")))
             .unwrap_or_default(),
         kernel: read("/proc/sys/kernel/osrelease").trim().to_owned(),
         cpus: cpu_count(&read("/proc/cpuinfo")).unwrap_or_else(|| {

@@ -3,7 +3,7 @@
 //! load) travel in `HostFacts`; the resource keeps what changes slowly, so rescans of an
 //! idle host send nothing.
 
-use super::host::{cpu_count, hostname, mem_total, pretty_name};
+use super::host::{cpu_count, host_root, hostname, mem_total, pretty_name, read_host_file};
 use super::{BoxFuture, Scan, ScanError, Source, SourceCtx};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -80,7 +80,7 @@ pub fn host_resource(ctx: &SourceCtx) -> Resource {
     };
     put(
         "os",
-        pretty_name(&read("/etc/os-release")).unwrap_or_default(),
+        pretty_name(&read_host_file("/etc/os-release")).unwrap_or_default(),
     );
     put(
         "kernel",
@@ -105,7 +105,11 @@ pub fn host_resource(ctx: &SourceCtx) -> Resource {
             .unwrap_or_default(),
     );
     put("disks", disks().join(", "));
-    put("filesystems", filesystems(&read("/proc/mounts")).join(", "));
+    let root = host_root().map(|r| r.dir());
+    put(
+        "filesystems",
+        filesystems(&read("/proc/mounts"), root).join(", "),
+    );
     let mut ports = listening_ports(&read("/proc/net/tcp"));
     ports.extend(listening_ports(&read("/proc/net/tcp6")));
     let (ips, macs) = addresses();
@@ -163,20 +167,29 @@ pub fn listening_ports(table: &str) -> BTreeSet<u16> {
         .collect()
 }
 
-/// Storage filesystems of a `/proc/mounts` text: `MOUNTPOINT TYPE SIZE used N%`.
-pub fn filesystems(mounts: &str) -> Vec<String> {
+/// Storage filesystems of a `/proc/mounts` text: `MOUNTPOINT TYPE SIZE used N%`. With a
+/// host `root` (`--host-root`), only the mounts beneath it, named as the host names them
+/// (the container's view of `root/boot` is the host's `/boot`).
+pub fn filesystems(mounts: &str, root: Option<&std::path::Path>) -> Vec<String> {
     let mut seen = BTreeSet::new();
     mounts
         .lines()
         .filter_map(|line| {
             let mut cols = line.split_whitespace();
             let device = cols.next()?;
-            let point = cols.next()?.replace("\\040", " ");
+            let here = cols.next()?.replace("\\040", " ");
             let fstype = cols.next()?;
+            let point = match root {
+                Some(root) => {
+                    let inside = std::path::Path::new(&here).strip_prefix(root).ok()?;
+                    format!("/{}", inside.display())
+                }
+                None => here.clone(),
+            };
             if PSEUDO_FS.contains(&fstype) || !seen.insert(point.clone()) {
                 return None;
             }
-            let usage = nix::sys::statvfs::statvfs(point.as_str())
+            let usage = nix::sys::statvfs::statvfs(here.as_str())
                 .ok()
                 .and_then(|s| {
                     let total = s.blocks().checked_mul(s.fragment_size())?;
@@ -288,11 +301,28 @@ mod tests {
     #[test]
     fn filesystems_skip_pseudo_and_repeated_mounts() {
         let mounts = "proc /proc proc rw 0 0\n/dev/sda1 / ext4 rw 0 0\n/dev/sda1 / ext4 rw 0 0\ntmpfs /run tmpfs rw 0 0\n";
-        let fs = filesystems(mounts);
+        let fs = filesystems(mounts, None);
         assert_eq!(fs.len(), 1, "{fs:?}");
         assert!(fs[0].starts_with("/ ext4 /dev/sda1"), "{fs:?}");
         assert_eq!(human(1536), "1.5K");
         assert_eq!(human(10), "10B");
+    }
+
+    /// In a container with the host's root at /host, the host's file systems are the
+    /// mounts beneath /host, by the host's names; the container's own are not the host's.
+    #[test]
+    fn filesystems_in_a_host_root_are_the_hosts() {
+        let mounts = "overlay / overlay rw 0 0
+/dev/sda1 /host ext4 ro 0 0
+                      /dev/sda2 /host/boot ext4 rw 0 0
+/dev/sdb1 /hostile xfs rw 0 0
+                      /dev/sda1 /etc/hosts ext4 rw 0 0
+proc /host/proc proc rw 0 0
+";
+        let fs = filesystems(mounts, Some(std::path::Path::new("/host")));
+        let points: Vec<&str> = fs.iter().map(|f| f.split(' ').next().unwrap()).collect();
+        assert_eq!(points, ["/", "/boot"], "{fs:?}");
+        assert!(fs[1].starts_with("/boot ext4 /dev/sda2"), "{fs:?}");
     }
 
     #[test]

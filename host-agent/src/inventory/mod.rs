@@ -16,6 +16,6 @@ pub mod proxmox;
 pub mod reporter;
 mod source;
 
-pub use host::{host_facts, hostname};
+pub use host::{host_facts, hostname, set_host_root};
 pub use host_source::{HostSource, host_resource};
 pub use source::{BoxFuture, Scan, ScanError, Source, SourceCtx};

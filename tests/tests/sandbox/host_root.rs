@@ -1,9 +1,10 @@
 //! `vigil-agent run --host-root DIR`, as in a DaemonSet that mounts the node's `/` at
 //! `/host`: a test-made root (the machine's `/usr`, `/dev` and `/proc` bound into a
 //! directory with an `/etc` and a `/root` of its own, in a private mount namespace that
-//! the agent starts in) is where host reads run. They see its files by its own paths,
-//! its credential stores stay masked, the agent's files outside it are out of reach, and
-//! an approved write is refused rather than run in the agent's container.
+//! the agent starts in) is where host reads run, and what the agent describes. They see
+//! its files by its own paths, its credential stores stay masked, the agent's files
+//! outside it are out of reach, and an approved write is refused rather than run in the
+//! agent's container.
 
 use super::has_landlock;
 use serde_json::json;
@@ -13,6 +14,7 @@ use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, RawGrant};
 
 const MARKER: &str = "vigil host root marker 5b1e";
 const SECRET: &str = "vigil-host-root-secret-key-material";
+const OS_NAME: &str = "Vigil Test Root 1";
 
 /// Makes the root's own files and a wrapper that binds the machine's programs into it in
 /// a private mount namespace and then runs the agent with `--host-root`.
@@ -36,6 +38,11 @@ fn host_root(dir: &Path) -> std::path::PathBuf {
         let _ = std::fs::copy(Path::new("/etc").join(file), root.join("etc").join(file));
     }
     std::fs::write(root.join("etc/vigil-marker"), MARKER).unwrap();
+    std::fs::write(
+        root.join("etc/os-release"),
+        format!("PRETTY_NAME=\"{OS_NAME}\"\n"),
+    )
+    .unwrap();
     std::fs::write(root.join("root/.ssh/id_ed25519"), SECRET).unwrap();
     let wrapper = dir.join("agent-in-container");
     let script = format!(
@@ -87,6 +94,15 @@ async fn host_reads_run_in_the_host_root_with_its_secrets_masked() {
     )
     .await;
     let id = agent.state.id.clone();
+
+    // The agent describes the host by the root's files, not its own.
+    let described = vigil_tests::wait_until(std::time::Duration::from_secs(30), || async {
+        let (_, me) = ctrl.api.get(&format!("/api/agents/{id}")).await;
+        me["facts"]["os_release"] == OS_NAME
+    })
+    .await;
+    let (_, me) = ctrl.api.get(&format!("/api/agents/{id}")).await;
+    assert!(described, "the facts name another OS: {me}");
     assert!(
         agent.log().contains("host reads run in the host's root"),
         "{}",
