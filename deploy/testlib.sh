@@ -43,6 +43,27 @@ print(next((a["id"] for a in json.load(sys.stdin) if a["hostname"] == sys.argv[1
 ' "$1"
 }
 
+# Whether agent $1 reports the container named $2: a resource of that name with a path
+# through that agent (several agents on one engine give one resource several paths).
+reports_container() {
+  BASE="$BASE" ADMIN="$ADMIN" python3 -c '
+import json, os, sys, urllib.parse, urllib.request
+agent, name = sys.argv[1], sys.argv[2]
+def get(path):
+    request = urllib.request.Request(os.environ["BASE"] + path,
+        headers={"authorization": "Bearer " + os.environ["ADMIN"]})
+    with urllib.request.urlopen(request) as answer:
+        return json.load(answer)
+for found in get("/api/resources?q=" + urllib.parse.quote(name)):
+    if found.get("name") != name:
+        continue
+    chain = get("/api/resources/" + urllib.parse.quote(found["id"], safe="")).get("chain", [])
+    if any(step.get("agent") == agent for step in chain):
+        sys.exit(0)
+sys.exit(1)
+' "$1" "$2"
+}
+
 # Waits up to 60 s until an agent with host name $1 has enrolled; prints its id (empty when
 # none did).
 wait_agent_named() {

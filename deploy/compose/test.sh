@@ -57,12 +57,6 @@ agent="$(wait_agent_named "$VIGIL_AGENT_HOSTNAME")"
 [[ -n "$agent" ]] || { compose logs agent; die "the agent did not enroll"; }
 wait_connected "$agent" || { compose logs agent; die "the agent did not connect"; }
 controller_name="$(docker inspect --format '{{.Name}}' "$controller" | sed 's#^/##')"
-seen() {
-  api "$BASE/api/resources?q=$controller_name" | python3 -c '
-import json, sys
-sys.exit(0 if any(r.get("agent") == sys.argv[1] and r.get("name") == sys.argv[2] for r in json.load(sys.stdin)) else 1)
-' "$agent" "$controller_name"
-}
-for _ in $(seq 1 60); do seen && break; sleep 1; done
-seen || { compose logs agent; die "the controller's container is not in the agent's inventory"; }
+for _ in $(seq 1 60); do reports_container "$agent" "$controller_name" && break; sleep 1; done
+reports_container "$agent" "$controller_name" || { compose logs agent; die "the controller's container is not in the agent's inventory"; }
 echo "compose test passed"

@@ -114,16 +114,8 @@ start_docker_agent "$(docker exec "$ctrl" vigil-controller token create --uses 1
 container_agent="$(wait_agent_named "$docker_agent")"
 [[ -n "$container_agent" ]] || { docker logs "$docker_agent"; die "the agent container did not enroll"; }
 wait_connected "$container_agent" || { docker logs "$docker_agent"; die "the agent container did not connect"; }
-seen_containers() {
-  api "$BASE/api/resources?q=$ctrl" | python3 -c '
-import json, sys
-agent, name = sys.argv[1], sys.argv[2]
-found = [r for r in json.load(sys.stdin) if r.get("agent") == agent and r.get("name") == name]
-sys.exit(0 if found else 1)
-' "$container_agent" "$ctrl"
-}
-for _ in $(seq 1 60); do seen_containers && break; sleep 1; done
-seen_containers || { api "$BASE/api/resources"; docker logs "$docker_agent"; die "the controller's container is not in the inventory"; }
+for _ in $(seq 1 60); do reports_container "$container_agent" "$ctrl" && break; sleep 1; done
+reports_container "$container_agent" "$ctrl" || { api "$BASE/api/resources"; docker logs "$docker_agent"; die "the controller's container is not in the inventory"; }
 echo "the agent container reports this engine's containers"
 
 step "the agent container, recreated, keeps its identity (its token had one use)"
