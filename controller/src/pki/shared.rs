@@ -19,6 +19,8 @@ pub const FILES: [&str; 3] = [CA_PEM, CA_KEY, GRANT_KEY];
 /// Refuses a directory that already holds any of them.
 pub fn init(dir: &Path, now: OffsetDateTime) -> Result<CertificateAuthority> {
     let secrets = DataDir::new(dir);
+    // Held across the check and the writes, so two inits at once cannot both write.
+    let _lock = secrets.lock()?;
     if let Some(found) = FILES.iter().find(|file| secrets.path(file).exists()) {
         return Err(Error::Config(format!(
             "{} already holds {found}: the shared secrets are made once; give every replica \
@@ -27,7 +29,6 @@ pub fn init(dir: &Path, now: OffsetDateTime) -> Result<CertificateAuthority> {
             dir.display()
         )));
     }
-    let _lock = secrets.lock()?;
     let ca = CertificateAuthority::load_or_create(&secrets, now)?;
     GrantKey::load_or_create(&secrets)?;
     Ok(ca)

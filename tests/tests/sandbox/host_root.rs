@@ -138,6 +138,19 @@ async fn host_reads_run_in_the_host_root_with_its_secrets_masked() {
         "the agent's program is visible: {}",
         out.stdout
     );
+    // Nor through /proc: another process's root (the machine's init, the agent itself,
+    // whose root is the tree outside) is behind the ptrace check Landlock enforces, and so
+    // is entering their mount namespace.
+    let agent_pid = agent.pid().unwrap();
+    for hostile in [
+        format!("cat /proc/1/root{}", program),
+        format!("ls /proc/{agent_pid}/root/"),
+        "nsenter -t 1 -m ls /".to_owned(),
+    ] {
+        let out = ctrl.api.exec_json(&id, &hostile).await.unwrap();
+        assert_ne!(out.exit_code, Some(0), "{hostile}: {}", out.stdout);
+        assert!(out.stdout.is_empty(), "{hostile}: {}", out.stdout);
+    }
     // Scratch space still works (the agent's temporary directory, bound into the root).
     let out = ctrl
         .api

@@ -241,7 +241,8 @@ fn confined(inherited: Inherited, how: &Confinement) -> io::Result<Report> {
         // host: never, whatever --allow-unsandboxed-reads says.
         Err(why) if inherited.rooted => {
             return Err(io::Error::other(SandboxError::Unavailable(format!(
-                "reads run in the host's root (--host-root), which needs their mount                  namespace, and it could not be made: {why}"
+                "reads run in the host's root (--host-root), which needs their mount \
+                 namespace, and it could not be made: {why}"
             ))));
         }
         Err(why) if how.reach != Reach::Local && !how.allow_unsandboxed => {
