@@ -1,4 +1,4 @@
-//! Compiles `proto/agent.proto` and `proto/chat.proto` into Rust with protox (a protobuf compiler written in
+//! Compiles `proto/agent.proto`, `proto/chat.proto` and `proto/cluster.proto` into Rust with protox (a protobuf compiler written in
 //! Rust, so no system `protoc` is needed) and tonic-prost-build (message and service code).
 
 use std::error::Error;
@@ -10,6 +10,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let protos = [
         include_dir.join("agent.proto"),
         include_dir.join("chat.proto"),
+        include_dir.join("cluster.proto"),
     ];
 
     for proto in &protos {

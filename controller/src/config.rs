@@ -37,6 +37,12 @@ pub const ENV_HTTP_LISTEN: &str = "VIGIL_HTTP_LISTEN";
 pub const ENV_GRPC_LISTEN: &str = "VIGIL_GRPC_LISTEN";
 /// Environment variable for `--gateway-san` (comma-separated).
 pub const ENV_GATEWAY_SANS: &str = "VIGIL_GATEWAY_SANS";
+/// Environment variable for `--cluster-listen`.
+pub const ENV_CLUSTER_LISTEN: &str = "VIGIL_CLUSTER_LISTEN";
+/// Environment variable for `--cluster-advertise`.
+pub const ENV_CLUSTER_ADVERTISE: &str = "VIGIL_CLUSTER_ADVERTISE";
+/// Environment variable for `--gateway-endpoints` (comma-separated).
+pub const ENV_GATEWAY_ENDPOINTS: &str = "VIGIL_GATEWAY_ENDPOINTS";
 /// Environment variable for `--heartbeat-interval-s`.
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
 /// Environment variable for `--approval-timeout-s`.
@@ -184,6 +190,10 @@ pub struct Config {
     pub local_agent: bool,
     /// `postgres://…` when the state lives in PostgreSQL.
     pub database_url: Option<String>,
+    /// This replica's place among others (`--cluster-listen`), if it is one.
+    pub cluster: Option<crate::cluster::ClusterListen>,
+    /// `--gateway-endpoints`: what enrolling agents are given (empty: the URL they used).
+    pub gateway_endpoints: Vec<String>,
     /// The model behind the chat; `None` when none is configured (the chat says so).
     pub llm: Option<LlmConfig>,
 }
@@ -324,6 +334,8 @@ impl Config {
             public_url: None,
             local_agent: false,
             database_url: None,
+            cluster: None,
+            gateway_endpoints: Vec::new(),
             llm: None,
         }
     }
@@ -468,6 +480,17 @@ impl Config {
                 "--database-url must start with postgres:// or postgresql://".into(),
             ));
         }
+        let cluster = crate::cluster::ClusterListen::from_settings(
+            args.cluster_listen.or(file.cluster_listen).as_deref(),
+            args.cluster_advertise.or(file.cluster_advertise).as_deref(),
+            database_url.is_some(),
+        )?;
+        let endpoints = if args.gateway_endpoints.is_empty() {
+            file.gateway_endpoints.unwrap_or_default()
+        } else {
+            args.gateway_endpoints
+        };
+        let gateway_endpoints = crate::cluster::gateway_endpoints(&endpoints)?;
         Ok(Config {
             data_dir,
             http_listen,
@@ -510,6 +533,8 @@ impl Config {
             public_url,
             local_agent,
             database_url,
+            cluster,
+            gateway_endpoints,
             llm,
         })
     }

@@ -19,6 +19,10 @@ pub const GATEWAY_PEM: &str = "gateway.pem";
 pub const GATEWAY_KEY: &str = "gateway.key";
 /// The Ed25519 grant-signing seed, 64 hex characters (0600).
 pub const GRANT_KEY: &str = "grant.key";
+/// The replicas' internal CA certificate (the link between replicas; never agents).
+pub const CLUSTER_CA_PEM: &str = "cluster-ca.pem";
+/// The replicas' internal CA key (private).
+pub const CLUSTER_CA_KEY: &str = "cluster-ca.key";
 /// The first admin API token, one line (0600).
 pub const ADMIN_TOKEN: &str = "admin.token";
 /// The SQLite database (0600).

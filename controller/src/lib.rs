@@ -37,6 +37,7 @@ pub mod assistant;
 pub mod audit;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod data_dir;
 mod error;

@@ -20,6 +20,8 @@ use crate::api::{self, ApiOptions, ApiState, Metrics};
 use crate::approvals::Approvals;
 use crate::assistant::Assistant;
 use crate::audit::AuditLog;
+use crate::cluster::tls::ClusterTls;
+use crate::cluster::{Cluster, Forwarder};
 use crate::config::Config;
 use crate::data_dir::{ADMIN_TOKEN, DataDir};
 use crate::exec::ExecService;
@@ -29,6 +31,7 @@ use crate::gateway::{
 use crate::pki::Pki;
 use crate::store::Store;
 use crate::store::identity::ControllerIdentity;
+use crate::store::replicas::ReplicaRecord;
 use crate::{Error, Result};
 
 /// How long shutdown waits for connections to drain.
@@ -61,6 +64,60 @@ async fn bind(flag: &str, addr: SocketAddr) -> Result<TcpListener> {
     TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Network(format!("cannot listen on --{flag} {addr}: {e}")))
+}
+
+/// What makes this controller one replica among others.
+struct Replica {
+    record: ReplicaRecord,
+    forwarder: Option<Forwarder>,
+    /// The `--cluster-listen` listener and its TLS.
+    link: Option<(TcpListener, Arc<rustls::ServerConfig>)>,
+}
+
+impl Replica {
+    /// A new replica id; with `--cluster-listen`, the internal link's certificate (from
+    /// the shared secrets' internal-link CA) and listener.
+    async fn prepare(config: &Config, pki: &Pki, gateway: SocketAddr) -> Result<Replica> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut record = ReplicaRecord {
+            id: id.clone(),
+            cluster_address: String::new(),
+            gateway_address: gateway.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        };
+        let Some(listen) = &config.cluster else {
+            return Ok(Replica {
+                record,
+                forwarder: None,
+                link: None,
+            });
+        };
+        let Some(secrets) = &config.secrets_dir else {
+            return Err(Error::Config(
+                "--cluster-listen needs --secrets-dir: every replica serves the same identity, \
+                 made once by `vigil-controller secrets init`"
+                    .into(),
+            ));
+        };
+        let Some(cluster_ca) = &pki.cluster_ca else {
+            return Err(Error::Config(format!(
+                "--secrets-dir {} has no internal-link CA (cluster-ca.pem): run `vigil-controller \
+                 secrets init --dir {}` once to add it, and give every replica the directory",
+                secrets.display(),
+                secrets.display()
+            )));
+        };
+        let tls = ClusterTls::issue(cluster_ca, &id, OffsetDateTime::now_utc())?;
+        let listener = bind("cluster-listen", listen.listen).await?;
+        record.cluster_address.clone_from(&listen.advertise);
+        info!(replica = %id, listen = %listen.listen, advertise = %listen.advertise,
+              "serving as a replica");
+        Ok(Replica {
+            record,
+            forwarder: Some(Forwarder::new(id, tls.client)),
+            link: Some((listener, tls.server)),
+        })
+    }
 }
 
 /// Starts the controller described by `config`.
@@ -106,21 +163,41 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let sessions = Arc::new(Sessions::with_limits(config.agent_queue));
     let agents = Agents::load(store.clone(), sessions.clone(), revocations.clone()).await?;
 
+    let grpc_listener = bind("grpc-listen", config.grpc_listen).await?;
+    let http_listener = bind("http-listen", config.http_listen).await?;
+    let local = |l: &TcpListener| {
+        l.local_addr()
+            .map_err(|e| Error::Network(format!("local address: {e}")))
+    };
+    let (grpc_addr, http_addr) = (local(&grpc_listener)?, local(&http_listener)?);
+    let replica = Replica::prepare(config, &pki, grpc_addr).await?;
+    let cluster = Cluster::new(agents.clone(), replica.record, replica.forwarder);
+    cluster.register().await?;
+
     let tls = GatewayTls::new(&pki.gateway, &pki.ca, revocations)?;
     let gateway = Gateway::new(
         tls,
-        EnrollmentService::new(agents.clone(), pki.clone()),
-        LinkService::new(agents.clone(), pki.clone(), config.heartbeat),
+        EnrollmentService::new(agents.clone(), pki.clone())
+            .with_gateway_endpoints(config.gateway_endpoints.clone()),
+        LinkService::new(
+            agents.clone(),
+            pki.clone(),
+            config.heartbeat,
+            cluster.clone(),
+        ),
     );
     let metrics = Arc::new(Metrics::new());
-    let exec = ExecService::new(
-        agents.clone(),
-        Dispatcher::new(agents.clone()),
-        metrics.clone(),
-    )
-    .with_fanout_concurrency(config.fanout_concurrency);
-    let approvals = Approvals::new(exec.clone(), pki.clone(), config.approval_timeout_s);
+    let dispatcher = Dispatcher::new(agents.clone()).with_cluster(cluster.clone());
+    let exec = ExecService::new(agents.clone(), dispatcher.clone(), metrics.clone())
+        .with_fanout_concurrency(config.fanout_concurrency);
+    let approvals = Approvals::new(
+        exec.clone(),
+        pki.clone(),
+        config.approval_timeout_s,
+        cluster.id(),
+    );
     approvals.recover().await?;
+    let lost_runs = approvals.clone();
     let provider = match &config.llm {
         Some(llm) => {
             let provider = crate::llm::build(llm).map_err(|e| Error::Config(e.to_string()))?;
@@ -155,6 +232,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         control_level: config.control_level,
         rate: api::rate::RateLimits::new(config.rate, metrics.clone()),
         metrics,
+        cluster: cluster.clone(),
     };
     let grpc_chat = api::grpc_chat::routes(state.assistant.clone(), state.access.clone()).await;
     let router = api::router(
@@ -165,17 +243,15 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     )
     .merge(grpc_chat);
 
-    let grpc_listener = bind("grpc-listen", config.grpc_listen).await?;
-    let http_listener = bind("http-listen", config.http_listen).await?;
-    let local = |l: &TcpListener| {
-        l.local_addr()
-            .map_err(|e| Error::Network(format!("local address: {e}")))
-    };
-    let (grpc_addr, http_addr) = (local(&grpc_listener)?, local(&http_listener)?);
-
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
+    tasks.spawn(cluster.clone().keep_lease(shutdown.clone()));
+    tasks.spawn(lost_runs.watch_lost_runs(shutdown.clone()));
+    if let Some((listener, tls)) = replica.link {
+        let link = crate::gateway::cluster_link::ClusterLinkService::new(dispatcher);
+        tasks.spawn(link.serve(listener, tls, shutdown.clone()));
+    }
     tasks.spawn(agents.clone().persist(shutdown.clone()));
     let install = Arc::new(InstallSite::new(
         config,

@@ -52,6 +52,21 @@ pub struct Identity {
     pub enrolled_at: String,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+    /// Every gateway of the controller's replicas (`https://HOST:PORT`), in the order to
+    /// try them; empty when the controller gave none (then `url` is the only one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
+}
+
+impl Identity {
+    /// The gateways to try, in order: the endpoints, else the URL enrolled with.
+    pub fn gateways(&self) -> Vec<String> {
+        if self.endpoints.is_empty() {
+            vec![self.url.clone()]
+        } else {
+            self.endpoints.clone()
+        }
+    }
 }
 
 /// Everything `join` stores.

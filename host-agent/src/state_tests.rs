@@ -11,6 +11,7 @@ fn enrollment(id: AgentId, key: &str) -> Enrollment {
             url: "https://127.0.0.1:8641".into(),
             enrolled_at: format_time(1_700_000_000),
             labels: BTreeMap::from([("site".into(), "lab".into())]),
+            endpoints: Vec::new(),
         },
         key_pem: key.into(),
         cert_pem: "CERT".into(),

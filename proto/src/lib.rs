@@ -44,6 +44,24 @@ pub mod chat {
     }
 }
 
+/// The `vigil.cluster.*` protobuf packages.
+pub mod cluster {
+    /// Version 1 of the link between controller replicas (`vigil.cluster.v1`), generated
+    /// from `proto/cluster.proto`: `Exec`, a command forwarded to the replica holding the
+    /// agent's stream.
+    #[allow(
+        missing_docs,
+        missing_debug_implementations,
+        clippy::all,
+        clippy::pedantic,
+        clippy::unwrap_used,
+        clippy::expect_used
+    )]
+    pub mod v1 {
+        tonic::include_proto!("vigil.cluster.v1");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::agent::v1::{

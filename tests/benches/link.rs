@@ -47,6 +47,7 @@ async fn main() {
     let ctrl = Controller::start(ControllerOptions {
         raw_exec: true,
         extra_args: vec!["--rate-exec-per-s".into(), "0".into()],
+        ..Default::default()
     })
     .await;
     let config = format!("max_output_cap_bytes = {}\n", stream_bytes + (1 << 20));

@@ -62,6 +62,7 @@ async fn main() {
         // raw-exec lets the slow reader's command carry an output cap of 1 GiB.
         raw_exec: true,
         extra_args: vec!["--rate-exec-per-s".into(), "0".into()],
+        ..Default::default()
     })
     .await;
     let config = format!("max_output_cap_bytes = {}\n", slow_bytes + (1 << 20));

@@ -28,6 +28,11 @@ pub struct AgentState {
 }
 
 impl AgentState {
+    /// A state directory `dir` that holds the identity `id` (enrolled by the caller).
+    pub fn new(dir: TempDir, id: String) -> AgentState {
+        AgentState { dir, id }
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -98,6 +103,17 @@ impl Agent {
             runs: 0,
         };
         agent.start(&options);
+        agent
+    }
+
+    /// Start `vigil-agent run` on a state directory the caller enrolled.
+    pub fn run_enrolled(state: AgentState, options: &AgentOptions) -> Agent {
+        let mut agent = Agent {
+            state,
+            proc: None,
+            runs: 0,
+        };
+        agent.start(options);
         agent
     }
 

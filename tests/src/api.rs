@@ -321,6 +321,19 @@ impl Api {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
+    /// `POST /api/exec/fanout` answered as one JSON document: `(status, answer)`.
+    pub async fn fanout_json(&self, body: &Value) -> (u16, Value) {
+        let r = self
+            .req(reqwest::Method::POST, "/api/exec/fanout")
+            .header("accept", "application/json")
+            .json(body)
+            .send()
+            .await
+            .expect("POST /api/exec/fanout");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
     /// `DELETE path`: the status.
     pub async fn delete(&self, path: &str) -> u16 {
         self.req(reqwest::Method::DELETE, path)

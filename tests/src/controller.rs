@@ -15,6 +15,10 @@ pub struct ControllerOptions {
     pub raw_exec: bool,
     /// Extra `serve` arguments.
     pub extra_args: Vec<String>,
+    /// The HTTP API's port (a free one when `None`).
+    pub http_port: Option<u16>,
+    /// The agent gateway's port (a free one when `None`).
+    pub grpc_port: Option<u16>,
 }
 
 /// A running controller with its own data directory and ports.
@@ -37,8 +41,8 @@ impl Controller {
             .prefix("vigil-ctrl-")
             .tempdir()
             .expect("tempdir");
-        let http_port = free_port();
-        let grpc_port = free_port();
+        let http_port = options.http_port.unwrap_or_else(free_port);
+        let grpc_port = options.grpc_port.unwrap_or_else(free_port);
         let api = Api::new(format!("http://127.0.0.1:{http_port}"), String::new());
         let mut c = Controller {
             dir,
@@ -66,6 +70,14 @@ impl Controller {
     /// `https://127.0.0.1:<grpc port>`, the URL agents join.
     pub fn gateway_url(&self) -> String {
         format!("https://127.0.0.1:{}", self.grpc_port)
+    }
+
+    /// Kill the process with SIGKILL (no goodbye, no clean-up) and wait for it.
+    pub fn kill(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
     }
 
     /// Stop the process (SIGTERM, then SIGKILL).

@@ -24,6 +24,7 @@ pub mod fleet;
 mod fleet_process;
 pub mod in_process;
 pub mod model_server;
+pub mod partition;
 mod process;
 mod tls;
 

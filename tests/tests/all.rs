@@ -19,6 +19,7 @@ mod local_agent;
 mod openai_compat;
 mod partition;
 mod queue;
+mod replicas;
 mod sandbox;
 mod terminal_chat;
 mod web;

@@ -3,13 +3,15 @@
 //! live streams ([`sessions`], each with its command queue, [`queue`]) to list them; what
 //! the streams report, written in batches ([`writer`]); which agent speaks for each
 //! Proxmox node ([`claims`]); and revocation (database, the handshake's revocation set
-//! [`revocations`], and the live stream); and issuing join tokens ([`join_tokens`]). The gateway (transport) uses this state; this
-//! module never imports the gateway.
+//! [`revocations`], and the live stream); issuing join tokens ([`join_tokens`]); and the
+//! streams other replicas hold ([`remote`]). The gateway (transport) and the replicas'
+//! lease (`crate::cluster`) use this state; this module imports neither.
 
 pub mod claims;
 pub mod join_tokens;
 pub mod queue;
 pub mod registry;
+pub mod remote;
 pub mod revocations;
 pub mod sessions;
 pub mod writer;
@@ -79,6 +81,7 @@ pub struct Agents {
     revocations: Arc<RevocationSet>,
     inventory: Arc<Inventory>,
     node_claims: Arc<NodeClaims>,
+    remote: Arc<remote::RemoteStreams>,
 }
 
 impl Agents {
@@ -99,6 +102,7 @@ impl Agents {
             revocations,
             inventory: Arc::new(Inventory::new()),
             node_claims: Arc::new(NodeClaims::default()),
+            remote: Arc::new(remote::RemoteStreams::default()),
         })
     }
 
@@ -115,6 +119,58 @@ impl Agents {
     /// Adds a newly enrolled agent (already stored) to the registry.
     pub fn enrolled(&self, row: AgentRow) {
         self.registry.insert(row);
+    }
+
+    /// The record of `id`, from memory or else from the database (an agent another
+    /// replica enrolled since this one loaded its registry), which it is then added to.
+    pub async fn get_or_load(&self, id: AgentId) -> Result<Option<Arc<AgentRow>>> {
+        if let Some(row) = self.registry.get(id) {
+            return Ok(Some(row));
+        }
+        let Some(row) = self.store.get_agent(id).await? else {
+            return Ok(None);
+        };
+        if row.revoked_at.is_some() {
+            self.revocations.revoke_agent(id);
+        }
+        self.registry.insert(row);
+        Ok(self.registry.get(id))
+    }
+
+    /// Catches up with what other replicas wrote: agents enrolled there are added, and
+    /// revocations made there cut the agents' streams here. Returns how many agents were
+    /// added and how many newly revoked.
+    pub async fn refresh_from_store(&self) -> Result<(usize, usize)> {
+        let mut added = 0;
+        for id in self.store.list_agent_ids().await? {
+            if self.registry.get(id).is_none() && self.get_or_load(id).await?.is_some() {
+                added += 1;
+            }
+        }
+        let (agents, serials) = self.store.load_revocations().await?;
+        for serial in serials {
+            if !self.revocations.is_serial_revoked(&serial) {
+                self.revocations.revoke_serial(&serial);
+            }
+        }
+        let mut revoked = 0;
+        for id in agents {
+            if !self.revocations.is_agent_revoked(id) {
+                self.cut(id, "revoked through another replica");
+                revoked += 1;
+            }
+        }
+        Ok((added, revoked))
+    }
+
+    /// Agent streams other replicas hold.
+    pub fn remote(&self) -> &Arc<remote::RemoteStreams> {
+        &self.remote
+    }
+
+    /// True when this replica or another holds a stream of `id`.
+    pub fn is_connected(&self, id: AgentId) -> bool {
+        self.sessions.get(id).is_some() || self.remote.contains(id)
     }
 
     /// Records a stream's hello (the database is written in the next batch).
@@ -260,7 +316,7 @@ impl Agents {
                         .map(|s| s.hello().hostname.clone())
                         .filter(|h| !h.is_empty())
                         .unwrap_or_else(|| row.hostname.clone()),
-                    connected: live.is_some(),
+                    connected: live.is_some() || self.remote.contains(row.id),
                     read_only,
                     labels: row.labels.clone(),
                     last_seen: last_seen.map(rfc3339),

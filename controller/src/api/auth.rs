@@ -57,13 +57,15 @@ pub fn forbidden(needed: Role, has: Role) -> Error {
     )
 }
 
-/// Middleware: authenticates the bearer token (401), checks that its role is at least
-/// the route group's (403) and attaches the [`Principal`].
+/// Middleware: answers `503 REPLICA_FENCED` while this replica is fenced (every route
+/// behind a token needs the database), then authenticates the bearer token (401), checks
+/// that its role is at least the route group's (403) and attaches the [`Principal`].
 pub async fn require_role(
     State((state, needed)): State<(ApiState, Role)>,
     mut request: Request,
     next: Next,
 ) -> Result<Response> {
+    state.cluster.ensure_not_fenced()?;
     let token = bearer(&request)?;
     let found = state.access.authenticate(token).await?;
     if found.role < needed {

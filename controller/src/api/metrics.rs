@@ -42,8 +42,21 @@ pub async fn metrics(State(state): State<ApiState>) -> Response {
         .into_response()
 }
 
-/// `GET /readyz`: 200 when the database answers, 503 otherwise.
+/// `GET /readyz`: 200 when the database answers and this replica holds its lease, 503
+/// otherwise (a load balancer then sends requests to another replica).
 pub async fn readyz(State(state): State<ApiState>) -> Response {
+    if state.cluster.is_fenced() || state.cluster.is_draining() {
+        let reason = if state.cluster.is_fenced() {
+            "fenced: this replica lost its database lease"
+        } else {
+            "draining: this replica is shutting down"
+        };
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({ "status": "unavailable", "reason": reason })),
+        )
+            .into_response();
+    }
     if state.agents.database_answers().await {
         axum::Json(json!({ "status": "ready" })).into_response()
     } else {

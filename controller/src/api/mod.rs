@@ -10,6 +10,7 @@ pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub mod chat;
+pub mod cluster;
 pub mod exec;
 pub mod exec_output;
 pub mod fanout;
@@ -71,6 +72,8 @@ pub struct ApiState {
     pub metrics: Arc<Metrics>,
     /// Each API token's request budget per class.
     pub rate: rate::RateLimits,
+    /// This replica among the controller's replicas.
+    pub cluster: crate::cluster::Cluster,
 }
 
 /// Options that change which routes exist.
@@ -133,6 +136,7 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
             "/api/agents/{id}/hidden-paths",
             put(agents::set_hidden_paths),
         )
+        .route("/api/cluster", get(cluster::list))
         .route("/api/audit", get(audit::list))
         .route("/api/audit/verify", get(audit::verify))
         .route("/api/join-tokens", post(join_tokens::create));

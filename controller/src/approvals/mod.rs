@@ -52,6 +52,8 @@ struct Inner {
     pki: Arc<Pki>,
     ttl_s: i64,
     waiters: Waiters,
+    /// The replica whose runs this service claims (empty for a controller in a test).
+    replica: String,
 }
 
 /// The approvals service (cheap to clone).
@@ -85,14 +87,16 @@ impl Drop for Pending {
 
 impl Approvals {
     /// The service: writes go through `exec`, grants are signed with the grant key of
-    /// `pki`, approvals expire after `ttl_s` seconds.
-    pub fn new(exec: ExecService, pki: Arc<Pki>, ttl_s: u64) -> Self {
+    /// `pki`, approvals expire after `ttl_s` seconds, and the runs it claims carry the id
+    /// of `replica` (so the others record them as unknown if it goes away mid-run).
+    pub fn new(exec: ExecService, pki: Arc<Pki>, ttl_s: u64, replica: &str) -> Self {
         Approvals {
             inner: Arc::new(Inner {
                 exec,
                 pki,
                 ttl_s: i64::try_from(ttl_s).unwrap_or(i64::MAX),
                 waiters: Mutex::new(HashMap::new()),
+                replica: replica.to_owned(),
             }),
         }
     }
@@ -231,15 +235,11 @@ impl Approvals {
         Ok(ids)
     }
 
-    /// After a restart: a write that was running has an unknown outcome (recorded, never
-    /// re-run); an approval decided but not yet run, within its lifetime, runs now.
-    pub async fn recover(&self) -> Result<()> {
-        for row in self
-            .store()
-            .approvals_in_run_state(RunState::Running)
-            .await?
-        {
-            tracing::warn!(approval = %row.id, "a write was running when the controller stopped: outcome unknown");
+    /// Records as unknown (never re-run) every write still running on a replica that is no
+    /// longer live: the controller stopped, was killed, or lost its lease mid-run.
+    pub async fn settle_lost_runs(&self) -> Result<()> {
+        for row in self.store().runs_of_lost_replicas().await? {
+            tracing::warn!(approval = %row.id, "a write was running on a controller that stopped: outcome unknown");
             let outcome =
                 "outcome unknown: the controller stopped while the write ran; it was not run again";
             self.store()
@@ -252,13 +252,40 @@ impl Approvals {
             audit::record(self.store(), entry).await;
             run::append_outcome(self.store(), &row, outcome).await;
         }
+        Ok(())
+    }
+
+    /// Every few seconds until `shutdown`: [`Approvals::settle_lost_runs`], for writes
+    /// that were running on a replica that went away.
+    pub async fn watch_lost_runs(
+        self,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Result<()> {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return Ok(()),
+                _ = tick.tick() => {}
+            }
+            if let Err(error) = self.settle_lost_runs().await {
+                tracing::warn!(%error, "could not look for writes lost with a replica");
+            }
+        }
+    }
+
+    /// After a restart: a write that was running on a replica that is gone has an unknown
+    /// outcome (recorded, never re-run); an approval decided but not yet run, within its
+    /// lifetime, runs now.
+    pub async fn recover(&self) -> Result<()> {
+        self.settle_lost_runs().await?;
         let now = unix_now();
         for row in self.store().approvals_in_run_state(RunState::None).await? {
             let decided = row.decided_at.unwrap_or(0);
             if now.saturating_sub(decided) <= self.inner.ttl_s {
                 let approvals = self.clone();
                 tokio::spawn(async move { approvals.run(&row.id).await });
-            } else if self.store().claim_run(&row.id).await? {
+            } else if self.store().claim_run(&row.id, &self.inner.replica).await? {
                 let outcome = "not run: the controller stopped after the approval and the approval is now too old to run";
                 self.store()
                     .finish_run(&row.id, RunState::Done, None, outcome)

@@ -30,7 +30,7 @@ pub struct WriteResult {
 impl Approvals {
     /// Runs approval `id` if it is approved and nobody ran it yet; otherwise does nothing.
     pub async fn run(&self, id: &str) -> Option<WriteResult> {
-        match self.store().claim_run(id).await {
+        match self.store().claim_run(id, &self.inner.replica).await {
             Ok(true) => {}
             Ok(false) => {
                 tracing::debug!(

@@ -13,6 +13,7 @@ pub mod audit;
 pub mod ca;
 pub mod chat;
 pub mod client;
+pub mod cluster;
 pub mod exec;
 pub mod exec_fanout;
 pub mod exec_write;
@@ -97,6 +98,9 @@ pub enum Command {
     /// Exit 0 when a running controller answers GET /readyz with 200, 1 otherwise (the
     /// container image's health check).
     Ready(ready::ReadyArgs),
+    /// List the controller's replicas: state, agents held, addresses, lease (through the
+    /// running controller's API; admin token).
+    Cluster(cluster::ClusterArgs),
 }
 
 impl Cli {
@@ -126,6 +130,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Chat(args) => chat::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),
         Command::Ready(args) => ready::run(&args),
+        Command::Cluster(args) => cluster::run(&args).map(|()| 0),
     }
 }
 

@@ -118,6 +118,21 @@ pub struct ServeArgs {
     /// data directory.
     #[arg(long, env = ENV_DATABASE_URL, hide_env_values = true, value_name = "URL")]
     pub database_url: Option<String>,
+    /// [key cluster_listen] Makes this controller a replica among others on one PostgreSQL
+    /// (--database-url): the internal listener (IP:PORT) where the other replicas forward
+    /// commands for the agents this one holds, over mutual TLS with certificates from the
+    /// replicas' internal CA. docs/replicas.md.
+    #[arg(long, env = ENV_CLUSTER_LISTEN, value_name = "ADDR")]
+    pub cluster_listen: Option<String>,
+    /// [key cluster_advertise] Where the other replicas reach --cluster-listen (HOST:PORT;
+    /// default the listen address, which must then not be 0.0.0.0 or ::).
+    #[arg(long, env = ENV_CLUSTER_ADVERTISE, value_name = "HOST:PORT")]
+    pub cluster_advertise: Option<String>,
+    /// [key gateway_endpoints] Every replica's agent gateway (HOST:PORT, comma-separated),
+    /// given to agents when they enroll; an agent that loses its stream tries the next.
+    /// Default: only the address agents enroll with.
+    #[arg(long, env = ENV_GATEWAY_ENDPOINTS, value_delimiter = ',', value_name = "HOST:PORT")]
+    pub gateway_endpoints: Vec<String>,
     /// [key llm.provider] The model API's protocol: openai (any OpenAI-compatible server:
     /// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, LiteLLM) or anthropic. No
     /// provider: the chat answers that no model is configured.
@@ -165,6 +180,8 @@ impl ServeArgs {
             &mut self.control_level,
             &mut self.public_url,
             &mut self.database_url,
+            &mut self.cluster_listen,
+            &mut self.cluster_advertise,
             &mut self.llm_provider,
             &mut self.llm_base_url,
             &mut self.llm_api_key,
@@ -183,6 +200,8 @@ impl ServeArgs {
             path(value);
         }
         self.gateway_sans.retain(|name| !name.trim().is_empty());
+        self.gateway_endpoints
+            .retain(|name| !name.trim().is_empty());
         self
     }
 }

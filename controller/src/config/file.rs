@@ -33,6 +33,9 @@ pub struct FileConfig {
     pub public_url: Option<String>,
     pub local_agent: Option<bool>,
     pub database_url: Option<String>,
+    pub cluster_listen: Option<String>,
+    pub cluster_advertise: Option<String>,
+    pub gateway_endpoints: Option<Vec<String>>,
     /// The `[llm]` table: the model API.
     pub llm: Option<LlmFileConfig>,
 }

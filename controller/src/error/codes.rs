@@ -55,11 +55,17 @@ pub enum ApiCode {
     Timeout,
     /// The caller read a command's output too slowly; the command was cut off.
     SlowReader,
+    /// This replica lost its database lease and takes no work until it has it again:
+    /// retry (the load balancer sends the request to another replica).
+    ReplicaFenced,
+    /// The replica holding the agent's stream went away with the command in flight: the
+    /// command's outcome on the agent is not known.
+    ReplicaLost,
 }
 
 impl ApiCode {
     /// Every code, in the order of the documented table.
-    pub const ALL: [ApiCode; 21] = [
+    pub const ALL: [ApiCode; 23] = [
         ApiCode::InvalidInput,
         ApiCode::Unauthenticated,
         ApiCode::Forbidden,
@@ -81,6 +87,8 @@ impl ApiCode {
         ApiCode::SandboxUnavailable,
         ApiCode::Timeout,
         ApiCode::SlowReader,
+        ApiCode::ReplicaFenced,
+        ApiCode::ReplicaLost,
     ];
 
     /// The code as the API writes it.
@@ -116,7 +124,10 @@ impl ApiCode {
             ApiCode::AlreadyExists => Code::AlreadyExists,
             ApiCode::AgentBusy | ApiCode::RateLimited => Code::ResourceExhausted,
             ApiCode::Internal | ApiCode::ExecutionFailed => Code::Internal,
-            ApiCode::AgentOffline | ApiCode::SandboxUnavailable => Code::Unavailable,
+            ApiCode::AgentOffline
+            | ApiCode::SandboxUnavailable
+            | ApiCode::ReplicaFenced
+            | ApiCode::ReplicaLost => Code::Unavailable,
             ApiCode::Timeout => Code::DeadlineExceeded,
             ApiCode::SlowReader => Code::ResourceExhausted,
         }
@@ -156,6 +167,8 @@ impl ApiCode {
             }
             ApiCode::Timeout => ("TIMEOUT", StatusCode::GATEWAY_TIMEOUT, None),
             ApiCode::SlowReader => ("SLOW_READER", StatusCode::REQUEST_TIMEOUT, None),
+            ApiCode::ReplicaFenced => ("REPLICA_FENCED", StatusCode::SERVICE_UNAVAILABLE, Some(1)),
+            ApiCode::ReplicaLost => ("REPLICA_LOST", StatusCode::SERVICE_UNAVAILABLE, Some(1)),
         }
     }
 }

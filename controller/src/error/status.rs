@@ -128,7 +128,7 @@ impl Error {
 
     /// The message shown to API callers: the error itself, or a neutral sentence for
     /// internal failures (whose detail goes to the log).
-    fn public_message(&self) -> String {
+    pub fn public_message(&self) -> String {
         if self.is_internal() {
             "internal error".to_owned()
         } else {

@@ -131,11 +131,10 @@ impl ExecService {
 
     /// The route to `id`: the first path of its chain whose agent is connected.
     pub fn route(&self, id: &ResourceId) -> Result<Route> {
-        let sessions = self.agents.sessions();
         route_along(
             self.agents.inventory().get(id).map(|view| view.resource),
             id,
-            |agent| sessions.get(agent).is_some(),
+            |agent| self.agents.is_connected(agent),
         )
     }
 

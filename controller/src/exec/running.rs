@@ -180,7 +180,7 @@ impl Running {
                     crate::agents::sessions::EVENT_BUFFER
                 ),
             )),
-            Ok(None) => Err(Error::AgentGone(self.stream.agent())),
+            Ok(None) => Err(self.stream.lost_error()),
             Ok(Some(kind)) => Ok(kind),
         };
         match &next {

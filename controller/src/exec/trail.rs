@@ -81,7 +81,10 @@ impl ExecTrail {
     /// deadline may or may not have written: its outcome is `unknown`, never an error
     /// that reads as "it did not happen".
     pub fn failed(&mut self, code: &str) {
-        let lost = matches!(code, "AGENT_OFFLINE" | "TIMEOUT" | "SLOW_READER");
+        let lost = matches!(
+            code,
+            "AGENT_OFFLINE" | "TIMEOUT" | "SLOW_READER" | "REPLICA_LOST"
+        );
         let kind = if self.began && lost && self.entry.approval_id.is_some() {
             "unknown"
         } else {

@@ -1,6 +1,8 @@
 //! Sending commands to agents: [`Dispatcher::exec`] sends an `ExecRequest` on the agent's
-//! stream and returns an [`ExecStream`] of its events. Dropping the stream before the
-//! command ended (the HTTP client went away, a deadline passed) sends a `Cancel`.
+//! stream and returns an [`ExecStream`] of its events; for an agent another replica holds,
+//! it forwards the command there (`crate::cluster::forward`) and the stream carries the
+//! events that come back. Dropping the stream before the command ended (the HTTP client
+//! went away, a deadline passed) sends a `Cancel`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,19 +15,31 @@ use vigil_shared::ids::AgentId;
 use crate::agents::Agents;
 use crate::agents::queue::Slot;
 use crate::agents::sessions::Session;
+use crate::cluster::{Cluster, RemoteExec};
+use crate::error::codes::ApiCode;
 use crate::{Error, Result};
 
 /// Routes commands to connected agents.
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
     agents: Agents,
+    cluster: Option<Cluster>,
 }
 
 impl Dispatcher {
     /// A dispatcher over the agents' live streams, using their records to tell unknown
     /// agents from disconnected ones.
     pub fn new(agents: Agents) -> Self {
-        Dispatcher { agents }
+        Dispatcher {
+            agents,
+            cluster: None,
+        }
+    }
+
+    /// The same dispatcher, forwarding commands for agents other replicas hold.
+    pub fn with_cluster(mut self, cluster: Cluster) -> Self {
+        self.cluster = Some(cluster);
+        self
     }
 
     /// The live session of `agent`, or why there is none: `NotFound` (never enrolled),
@@ -34,7 +48,7 @@ impl Dispatcher {
         if let Some(session) = self.agents.sessions().get(agent) {
             return Ok(session);
         }
-        match self.agents.get(agent) {
+        match self.agents.get_or_load(agent).await? {
             None => Err(Error::NotFound(format!("no agent with id {agent}"))),
             Some(row) if row.revoked_at.is_some() => Err(Error::AgentRevoked(agent)),
             Some(_) => Err(Error::AgentOffline(agent)),
@@ -47,6 +61,38 @@ impl Dispatcher {
     /// (which must be set); the time it waited is taken off the timeout the agent gets,
     /// and reported by [`ExecStream::queued_ms`].
     pub async fn exec(
+        &self,
+        agent: AgentId,
+        mut request: ExecRequest,
+        caller: &str,
+    ) -> Result<ExecStream> {
+        let Some(cluster) = &self.cluster else {
+            return self.exec_local(agent, request, caller).await;
+        };
+        cluster.ensure_not_fenced()?;
+        match self.exec_local(agent, request.clone(), caller).await {
+            Err(Error::AgentOffline(_)) => {}
+            done => return done,
+        }
+        let (Some(forwarder), Some(owner)) =
+            (cluster.forwarder(), cluster.remote_owner(agent).await)
+        else {
+            return Err(Error::AgentOffline(agent));
+        };
+        if request.request_id.is_empty() {
+            request.request_id = uuid::Uuid::new_v4().to_string();
+        }
+        tracing::debug!(%agent, replica = %owner.replica_id, request_id = %request.request_id,
+            "forwarding a command to the replica holding the agent");
+        let remote = forwarder.exec(&owner, request, caller).await?;
+        Ok(ExecStream {
+            inner: Inner::Remote(Box::new(remote)),
+        })
+    }
+
+    /// [`Dispatcher::exec`] on this replica's own stream of `agent` only (a command another
+    /// replica forwarded here is never forwarded again).
+    pub async fn exec_local(
         &self,
         agent: AgentId,
         mut request: ExecRequest,
@@ -76,7 +122,7 @@ impl Dispatcher {
             request.timeout_s = u32::try_from(left as u64).unwrap_or(u32::MAX).max(1);
         }
         let events = session.open_exec(&request.request_id)?;
-        let stream = ExecStream {
+        let stream = LocalExec {
             request_id: request.request_id.clone(),
             session: session.clone(),
             events,
@@ -90,13 +136,104 @@ impl Dispatcher {
         session
             .send(controller_message::Kind::ExecRequest(request))
             .await?;
-        Ok(stream)
+        Ok(ExecStream {
+            inner: Inner::Local(stream),
+        })
     }
 }
 
 /// The events of one command. Dropped before the command ended, it cancels the command.
 #[derive(Debug)]
 pub struct ExecStream {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Local(LocalExec),
+    Remote(Box<RemoteExec>),
+}
+
+impl ExecStream {
+    /// The request id of the command.
+    pub fn request_id(&self) -> &str {
+        match &self.inner {
+            Inner::Local(local) => &local.request_id,
+            Inner::Remote(remote) => remote.request_id(),
+        }
+    }
+
+    /// The agent running the command.
+    pub fn agent(&self) -> AgentId {
+        match &self.inner {
+            Inner::Local(local) => local.session.agent(),
+            Inner::Remote(remote) => remote.agent(),
+        }
+    }
+
+    /// The next event; `None` after the last one, or when the agent's stream (or the
+    /// replica holding it) went away first (then [`ExecStream::ended`] is false).
+    pub async fn next(&mut self) -> Option<exec_event::Kind> {
+        match &mut self.inner {
+            Inner::Local(local) => local.next().await,
+            Inner::Remote(remote) => remote.next().await,
+        }
+    }
+
+    /// True once the command's last event arrived.
+    pub fn ended(&self) -> bool {
+        match &self.inner {
+            Inner::Local(local) => local.ended,
+            Inner::Remote(remote) => remote.ended(),
+        }
+    }
+
+    /// The timeout the agent was given: the command's own, less the time it waited.
+    pub fn timeout_s(&self) -> u32 {
+        match &self.inner {
+            Inner::Local(local) => local.timeout_s,
+            Inner::Remote(remote) => remote.timeout_s(),
+        }
+    }
+
+    /// True when the command was cut off because its events were not read fast enough
+    /// (after [`ExecStream::next`] answered `None`).
+    pub fn overrun(&self) -> bool {
+        match &self.inner {
+            Inner::Local(local) => local.overrun,
+            Inner::Remote(remote) => remote.overrun(),
+        }
+    }
+
+    /// How long the command waited in the agent's queue (ms).
+    pub fn queued_ms(&self) -> u64 {
+        match &self.inner {
+            Inner::Local(local) => local.queued_ms,
+            Inner::Remote(remote) => remote.queued_ms(),
+        }
+    }
+
+    /// Why the events ended before the command did (after [`ExecStream::next`] answered
+    /// `None` without an end): the agent went away (`AGENT_OFFLINE`), or the replica
+    /// holding its stream did (`REPLICA_LOST`).
+    pub fn lost_error(&self) -> Error {
+        match &self.inner {
+            Inner::Remote(remote) if remote.lost() => Error::coded(
+                ApiCode::ReplicaLost,
+                format!(
+                    "the controller replica holding agent {} went away before the command \
+                     ended; its outcome on the agent is not known",
+                    remote.agent()
+                ),
+            ),
+            _ => Error::AgentGone(self.agent()),
+        }
+    }
+}
+
+/// A command on this replica's own stream of its agent.
+#[derive(Debug)]
+struct LocalExec {
     request_id: String,
     session: Arc<Session>,
     events: mpsc::Receiver<ExecEvent>,
@@ -108,20 +245,8 @@ pub struct ExecStream {
     timeout_s: u32,
 }
 
-impl ExecStream {
-    /// The request id of the command.
-    pub fn request_id(&self) -> &str {
-        &self.request_id
-    }
-
-    /// The agent running the command.
-    pub fn agent(&self) -> AgentId {
-        self.session.agent()
-    }
-
-    /// The next event; `None` after the last one, or when the agent's stream ended first
-    /// (then [`ExecStream::ended`] is false).
-    pub async fn next(&mut self) -> Option<exec_event::Kind> {
+impl LocalExec {
+    async fn next(&mut self) -> Option<exec_event::Kind> {
         if self.ended {
             return None;
         }
@@ -143,30 +268,9 @@ impl ExecStream {
             return Some(kind);
         }
     }
-
-    /// True once the command's last event arrived.
-    pub fn ended(&self) -> bool {
-        self.ended
-    }
-
-    /// The timeout the agent was given: the command's own, less the time it waited.
-    pub fn timeout_s(&self) -> u32 {
-        self.timeout_s
-    }
-
-    /// True when the command was cut off because its events were not read fast enough
-    /// (after [`ExecStream::next`] answered `None`).
-    pub fn overrun(&self) -> bool {
-        self.overrun
-    }
-
-    /// How long the command waited in the agent's queue (ms).
-    pub fn queued_ms(&self) -> u64 {
-        self.queued_ms
-    }
 }
 
-impl Drop for ExecStream {
+impl Drop for LocalExec {
     fn drop(&mut self) {
         if self.ended {
             return;

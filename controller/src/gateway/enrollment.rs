@@ -27,12 +27,23 @@ const MAX_VERSION: usize = 64;
 pub struct EnrollmentService {
     agents: Agents,
     pki: Arc<Pki>,
+    gateway_endpoints: Vec<String>,
 }
 
 impl EnrollmentService {
     /// The service over the agent registry, signing with `pki`.
     pub fn new(agents: Agents, pki: Arc<Pki>) -> Self {
-        EnrollmentService { agents, pki }
+        EnrollmentService {
+            agents,
+            pki,
+            gateway_endpoints: Vec::new(),
+        }
+    }
+
+    /// The same service, giving enrolled agents every replica's gateway (`HOST:PORT`).
+    pub fn with_gateway_endpoints(mut self, endpoints: Vec<String>) -> Self {
+        self.gateway_endpoints = endpoints;
+        self
     }
 
     /// Enrolls one agent (see the module documentation).
@@ -96,6 +107,7 @@ impl EnrollmentService {
             ca_chain_pem: self.pki.ca.pem().to_owned(),
             grant_public_key: self.pki.grant.public_bytes().to_vec(),
             labels: enrolled.labels.into_iter().collect(),
+            gateway_endpoints: self.gateway_endpoints.clone(),
         })
     }
 }

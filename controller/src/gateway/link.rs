@@ -22,6 +22,7 @@ use super::outbound::OutboundStream;
 use crate::agents::sessions::{AgentHello, Outgoing, Session, outbound_channel};
 use crate::agents::{Agents, HelloRecord};
 use crate::clock::{unix_now, unix_now_ms};
+use crate::cluster::Cluster;
 use crate::pki::Pki;
 use crate::{Error, Result};
 
@@ -36,16 +37,19 @@ pub struct LinkService {
     agents: Agents,
     pki: Arc<Pki>,
     heartbeat: Duration,
+    cluster: Cluster,
 }
 
 impl LinkService {
     /// The service over the agent registry, signing renewals with `pki`'s CA and asking
-    /// agents for a heartbeat every `heartbeat`.
-    pub fn new(agents: Agents, pki: Arc<Pki>, heartbeat: Duration) -> Self {
+    /// agents for a heartbeat every `heartbeat`; `cluster` records which replica holds
+    /// each stream.
+    pub fn new(agents: Agents, pki: Arc<Pki>, heartbeat: Duration, cluster: Cluster) -> Self {
         LinkService {
             agents,
             pki,
             heartbeat,
+            cluster,
         }
     }
 
@@ -61,8 +65,10 @@ impl LinkService {
                 hello.agent_id
             )));
         }
+        // A fenced or draining replica takes no streams: the agent tries another.
+        self.cluster.ensure_serving()?;
         let revocations = self.agents.revocations();
-        match self.agents.get(cert_id) {
+        match self.agents.get_or_load(cert_id).await? {
             _ if revocations.is_agent_revoked(cert_id) => return Err(Error::AgentRevoked(cert_id)),
             None => {
                 return Err(Error::PermissionDenied(format!(
@@ -107,6 +113,13 @@ impl LinkService {
             return Err(Error::AgentGone(cert_id));
         }
         sessions.insert(session.clone())?;
+        // This replica holds the agent's newest stream now; one on another replica is
+        // closed there at its next renewal.
+        if let Err(error) = self.cluster.stream_opened(cert_id, session.conn()).await {
+            session.close(None);
+            sessions.remove(cert_id, session.conn());
+            return Err(error);
+        }
         if revocations.is_agent_revoked(cert_id) {
             // Revoked while we were checking: do not keep the stream.
             session.close(None);
@@ -154,6 +167,9 @@ impl LinkService {
         self.agents
             .sessions()
             .remove(session.agent(), session.conn());
+        self.cluster
+            .stream_closed(session.agent(), session.conn())
+            .await;
         self.agents
             .record_last_seen(session.agent(), session.last_seen_ms() / 1000);
         info!(reason, "agent stream ended");

@@ -2,9 +2,10 @@
 //! aware client verifier ([`verifier`]), the Enrollment service ([`enrollment`]), the
 //! AgentLink streams ([`link`]; the live sessions are `crate::agents::sessions`) and the
 //! dispatch of commands to agents
-//! ([`dispatch`]). [`Gateway::serve`] runs the accept loop and feeds two tonic servers,
+//! ([`dispatch`]), and the link that other replicas forward commands on ([`cluster_link`]). [`Gateway::serve`] runs the accept loop and feeds two tonic servers,
 //! one per kind of connection, through their own incoming queues.
 
+pub mod cluster_link;
 pub mod convert;
 pub mod dispatch;
 pub mod enrollment;

@@ -72,17 +72,28 @@ impl CertificateAuthority {
     /// Loads the CA from the data directory, creating it on first use. The caller holds the
     /// data directory's lock.
     pub fn load_or_create(dir: &DataDir, now: OffsetDateTime) -> Result<Self> {
-        match (dir.read_optional(CA_PEM)?, dir.read_optional(CA_KEY)?) {
+        Self::load_or_create_files(dir, (CA_PEM, CA_KEY), "Vigil CA", now)
+    }
+
+    /// Loads the CA kept in `files` (certificate, key) of `dir`, creating one named `name`
+    /// when neither is there. The caller holds the directory's lock.
+    pub fn load_or_create_files(
+        dir: &DataDir,
+        (cert_file, key_file): (&str, &str),
+        name: &str,
+        now: OffsetDateTime,
+    ) -> Result<Self> {
+        match (dir.read_optional(cert_file)?, dir.read_optional(key_file)?) {
             (Some(cert), Some(key)) => Self::from_pem(&cert, &key),
             (None, None) => {
-                let (ca, key_pem) = Self::create(now)?;
-                dir.write_private(CA_KEY, key_pem.as_bytes())?;
-                dir.write_public(CA_PEM, ca.cert_pem.as_bytes())?;
-                tracing::info!(fingerprint = %ca.fingerprint(), "created the CA");
+                let (ca, key_pem) = Self::create_named(name, now)?;
+                dir.write_private(key_file, key_pem.as_bytes())?;
+                dir.write_public(cert_file, ca.cert_pem.as_bytes())?;
+                tracing::info!(fingerprint = %ca.fingerprint(), name, "created a CA");
                 Ok(ca)
             }
             _ => Err(Error::Certificate(format!(
-                "{} has only one of {CA_PEM} and {CA_KEY}; restore the other or remove both",
+                "{} has only one of {cert_file} and {key_file}; restore the other or remove both",
                 dir.root().display()
             ))),
         }
@@ -90,13 +101,18 @@ impl CertificateAuthority {
 
     /// A new self-signed CA valid from `now` for ten years, and its private key (PEM).
     pub fn create(now: OffsetDateTime) -> Result<(Self, String)> {
+        Self::create_named("Vigil CA", now)
+    }
+
+    /// A new self-signed CA with the common name `name`, and its private key (PEM).
+    pub fn create_named(name: &str, now: OffsetDateTime) -> Result<(Self, String)> {
         let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
             .map_err(cert_error("generating the CA key"))?;
         let mut params = CertificateParams::default();
-        let mut name = DistinguishedName::new();
-        name.push(DnType::CommonName, "Vigil CA");
-        name.push(DnType::OrganizationName, "Vigil");
-        params.distinguished_name = name;
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, name);
+        dn.push(DnType::OrganizationName, "Vigil");
+        params.distinguished_name = dn;
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         params.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
@@ -116,6 +132,41 @@ impl CertificateAuthority {
             issuer: Issuer::new(params, key),
         };
         Ok((ca, key_pem))
+    }
+
+    /// Issues a certificate for the replica `id` (server and client use, for the link
+    /// between replicas) to `key`, for `sans` and the URI SAN `vigil://replica/<id>`.
+    pub fn issue_replica_cert(
+        &self,
+        id: &str,
+        mut sans: Vec<SanType>,
+        key: &KeyPair,
+        lifetime: Duration,
+        now: OffsetDateTime,
+    ) -> Result<IssuedCert> {
+        let mut params = CertificateParams::default();
+        let mut name = DistinguishedName::new();
+        name.push(DnType::CommonName, format!("vigil-replica {id}"));
+        name.push(DnType::OrganizationName, "Vigil replicas");
+        params.distinguished_name = name;
+        let uri = format!("vigil://replica/{id}")
+            .try_into()
+            .map_err(|e| Error::Certificate(format!("replica URI: {e}")))?;
+        sans.push(SanType::URI(uri));
+        params.subject_alt_names = sans;
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.not_before = now - BACKDATE;
+        params.not_after = now + lifetime;
+        params.serial_number = Some(random_serial()?);
+        params.use_authority_key_identifier_extension = true;
+        let cert = params
+            .signed_by(key, &self.issuer)
+            .map_err(cert_error("signing a replica certificate"))?;
+        issued(cert.pem(), cert.der().clone())
     }
 
     /// The CA from its certificate and private key (PEM).

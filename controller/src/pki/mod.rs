@@ -30,6 +30,9 @@ pub struct Pki {
     pub gateway: GatewayIdentity,
     /// The grant-signing key.
     pub grant: GrantKey,
+    /// The internal-link CA of replicas (`--cluster-listen`), from the secrets directory;
+    /// absent without one, or from one made before it existed.
+    pub cluster_ca: Option<CertificateAuthority>,
 }
 
 impl Pki {
@@ -42,17 +45,26 @@ impl Pki {
         now: OffsetDateTime,
     ) -> Result<Pki> {
         let _lock = dir.lock()?;
-        let (ca, grant) = match secrets {
-            Some(shared) => shared::load(shared)?,
+        let (ca, grant, cluster_ca) = match secrets {
+            Some(shared) => {
+                let (ca, grant) = shared::load(shared)?;
+                (ca, grant, shared::load_cluster_ca(shared)?)
+            }
             None => (
                 CertificateAuthority::load_or_create(dir, now)?,
                 GrantKey::load_or_create(dir)?,
+                None,
             ),
         };
         let sans =
             gateway_cert::gateway_sans(gateway_cert::local_hostname().as_deref(), extra_sans);
         let gateway = gateway_cert::load_or_issue(dir, &ca, &sans, now)?;
-        Ok(Pki { ca, gateway, grant })
+        Ok(Pki {
+            ca,
+            gateway,
+            grant,
+            cluster_ca,
+        })
     }
 
     /// Loads the CA only, creating it on first use in the data directory (for `token

@@ -1,5 +1,6 @@
-//! The shared identity of a controller's replicas (`--secrets-dir`): the CA and the
-//! grant-signing key in a directory of their own, made once by `vigil-controller secrets
+//! The shared identity of a controller's replicas (`--secrets-dir`): the CA, the
+//! grant-signing key and the internal-link CA (which signs only the replicas' own
+//! certificates for the link between them) in a directory of their own, made once by `vigil-controller secrets
 //! init` and then mounted by every replica (a Kubernetes Secret, a copied directory). A
 //! replica only reads it: a missing or partial directory is an error, never a reason to
 //! make new keys, which would split the fleet's trust.
@@ -9,19 +10,37 @@ use std::path::Path;
 use time::OffsetDateTime;
 
 use super::{CertificateAuthority, GrantKey};
-use crate::data_dir::{CA_KEY, CA_PEM, DataDir, GRANT_KEY};
+use crate::data_dir::{CA_KEY, CA_PEM, CLUSTER_CA_KEY, CLUSTER_CA_PEM, DataDir, GRANT_KEY};
 use crate::{Error, Result};
 
 /// The files of a secrets directory.
-pub const FILES: [&str; 3] = [CA_PEM, CA_KEY, GRANT_KEY];
+pub const FILES: [&str; 5] = [CA_PEM, CA_KEY, GRANT_KEY, CLUSTER_CA_PEM, CLUSTER_CA_KEY];
+/// The common name of the internal-link CA.
+pub const CLUSTER_CA_NAME: &str = "Vigil replicas CA";
 
-/// Makes the shared identity in `dir` (created 0700 when missing): a new CA and grant key.
-/// Refuses a directory that already holds any of them.
+/// Makes the shared identity in `dir` (created 0700 when missing): a new CA, grant key and
+/// internal-link CA. Refuses a directory that already holds any of them, except one made
+/// before the internal-link CA existed (CA and grant key, nothing else): that one gets the
+/// internal-link CA added and keeps the rest.
 pub fn init(dir: &Path, now: OffsetDateTime) -> Result<CertificateAuthority> {
     let secrets = DataDir::new(dir);
     // Held across the check and the writes, so two inits at once cannot both write.
     let _lock = secrets.lock()?;
-    if let Some(found) = FILES.iter().find(|file| secrets.path(file).exists()) {
+    let present: Vec<&str> = FILES
+        .into_iter()
+        .filter(|file| secrets.path(file).exists())
+        .collect();
+    if present == [CA_PEM, CA_KEY, GRANT_KEY] {
+        CertificateAuthority::load_or_create_files(
+            &secrets,
+            (CLUSTER_CA_PEM, CLUSTER_CA_KEY),
+            CLUSTER_CA_NAME,
+            now,
+        )?;
+        tracing::info!(dir = %dir.display(), "added the internal-link CA to the shared secrets");
+        return load_ca(dir);
+    }
+    if let Some(found) = present.first() {
         return Err(Error::Config(format!(
             "{} already holds {found}: the shared secrets are made once; give every replica \
              this directory, or remove it to start a new identity (every agent would have to \
@@ -31,7 +50,30 @@ pub fn init(dir: &Path, now: OffsetDateTime) -> Result<CertificateAuthority> {
     }
     let ca = CertificateAuthority::load_or_create(&secrets, now)?;
     GrantKey::load_or_create(&secrets)?;
+    CertificateAuthority::load_or_create_files(
+        &secrets,
+        (CLUSTER_CA_PEM, CLUSTER_CA_KEY),
+        CLUSTER_CA_NAME,
+        now,
+    )?;
     Ok(ca)
+}
+
+/// Loads the internal-link CA from `dir`, if it holds one (a directory made before it
+/// existed does not; `secrets init` adds it).
+pub fn load_cluster_ca(dir: &Path) -> Result<Option<CertificateAuthority>> {
+    let secrets = DataDir::new(dir);
+    match (
+        secrets.read_optional(CLUSTER_CA_PEM)?,
+        secrets.read_optional(CLUSTER_CA_KEY)?,
+    ) {
+        (Some(cert), Some(key)) => CertificateAuthority::from_pem(&cert, &key).map(Some),
+        (None, None) => Ok(None),
+        _ => Err(Error::Certificate(format!(
+            "--secrets-dir {} has only one of {CLUSTER_CA_PEM} and {CLUSTER_CA_KEY}",
+            dir.display()
+        ))),
+    }
 }
 
 /// Loads the CA from `dir`.
@@ -66,6 +108,8 @@ mod tests {
         let now = OffsetDateTime::now_utc();
         let ca = init(&dir, now).unwrap();
         let (loaded, grant) = load(&dir).unwrap();
+        let cluster = load_cluster_ca(&dir).unwrap().expect("an internal-link CA");
+        assert_ne!(cluster.fingerprint(), ca.fingerprint());
         assert_eq!(loaded.fingerprint(), ca.fingerprint());
         assert_eq!(load_ca(&dir).unwrap().fingerprint(), ca.fingerprint());
         let again = GrantKey::parse(&std::fs::read_to_string(dir.join(GRANT_KEY)).unwrap());

@@ -200,6 +200,20 @@ impl Store {
         rows.iter().map(row_to_agent).collect()
     }
 
+    /// Every enrolled agent's id, revoked ones included.
+    pub async fn list_agent_ids(&self) -> Result<Vec<AgentId>> {
+        let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM agents")
+            .fetch_all(self.pool())
+            .await?;
+        ids.iter()
+            .map(|id| {
+                id.parse().map_err(|_| {
+                    Error::InvalidInput(format!("stored agent id {id:?} is not a UUID"))
+                })
+            })
+            .collect()
+    }
+
     /// One agent, revoked or not.
     pub async fn get_agent(&self, id: AgentId) -> Result<Option<AgentRow>> {
         let sql = "SELECT id, hostname, labels, cert_serial, cert_expires_at, version, CASE WHEN read_only THEN 1 ELSE 0 END AS read_only,

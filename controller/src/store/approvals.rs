@@ -291,13 +291,15 @@ impl Store {
         })
     }
 
-    /// Claims the run of an approved approval: true for exactly one caller, ever.
-    pub async fn claim_run(&self, id: &str) -> Result<bool> {
+    /// Claims the run of an approved approval for `replica`: true for exactly one caller,
+    /// ever.
+    pub async fn claim_run(&self, id: &str, replica: &str) -> Result<bool> {
         let done = sqlx::query(
-            "UPDATE approvals SET run_state = 'running'
+            "UPDATE approvals SET run_state = 'running', run_replica = $2
              WHERE id = $1 AND status = 'approved' AND run_state = 'none'",
         )
         .bind(id)
+        .bind(replica)
         .execute(self.pool())
         .await?;
         Ok(done.rows_affected() == 1)
@@ -336,6 +338,22 @@ impl Store {
         rows.iter()
             .map(|r| r.try_get::<String, _>("id").map_err(Error::from))
             .collect()
+    }
+
+    /// Runs still `running` on a replica that is no longer live (its lease lapsed, or it
+    /// is gone, or the run predates replicas), oldest first.
+    pub async fn runs_of_lost_replicas(&self) -> Result<Vec<ApprovalRow>> {
+        let now = super::replicas::now_ms(self.backend());
+        let sql = format!(
+            "SELECT {COLUMNS} FROM approvals WHERE status = 'approved' AND run_state = 'running'
+               AND (run_replica IS NULL OR run_replica NOT IN
+                    (SELECT id FROM controller_replicas WHERE lease_expires_at > {now}))
+             ORDER BY created_at, id LIMIT 500"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(|r| row_to_approval(r, i64::MAX)).collect()
     }
 
     /// Approvals approved whose run is in `state`, oldest first.
@@ -425,7 +443,10 @@ mod tests {
     async fn a_run_is_claimed_once_and_withdrawn_approvals_cannot_be_decided() {
         for (store, cleanup) in all_stores().await {
             let a = store.create_approval(&new(60), 100).await.unwrap();
-            assert!(!store.claim_run(&a.id).await.unwrap(), "pending: no run");
+            assert!(
+                !store.claim_run(&a.id, "r").await.unwrap(),
+                "pending: no run"
+            );
             store
                 .decide_approval(&a.id, Decision::Approve, "op", None, 101)
                 .await
@@ -433,7 +454,7 @@ mod tests {
             let mut claims = Vec::new();
             for _ in 0..10 {
                 let (store, id) = (store.clone(), a.id.clone());
-                claims.push(tokio::spawn(async move { store.claim_run(&id).await }));
+                claims.push(tokio::spawn(async move { store.claim_run(&id, "r").await }));
             }
             let mut won = 0;
             for claim in claims {
@@ -445,6 +466,16 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(running.len(), 1);
+            // Its replica "r" has no lease: the run is lost; once "r" holds one, it is not.
+            assert_eq!(store.runs_of_lost_replicas().await.unwrap().len(), 1);
+            let r = crate::store::replicas::ReplicaRecord {
+                id: "r".into(),
+                cluster_address: String::new(),
+                gateway_address: String::new(),
+                version: String::new(),
+            };
+            store.renew_replica(&r, 0, "serving", 60_000).await.unwrap();
+            assert!(store.runs_of_lost_replicas().await.unwrap().is_empty());
             store
                 .finish_run(&a.id, RunState::Done, Some(0), "exit 0")
                 .await

@@ -7,7 +7,8 @@
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
 //! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
 //! roles), [`approvals`] (decided atomically, once), [`audit`] (the hash chain) and
-//! [`identity`] (whose keys the database belongs to).
+//! [`identity`] (whose keys the database belongs to) and [`replicas`] (the replicas'
+//! leases and which holds each agent's stream).
 //! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
 //! `test-support` feature only).
 
@@ -19,6 +20,7 @@ pub mod chain;
 pub mod chat;
 pub mod identity;
 pub mod knowledge;
+pub mod replicas;
 pub mod revocations;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_db;

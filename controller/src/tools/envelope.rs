@@ -41,6 +41,8 @@ pub enum ErrorCode {
     SandboxUnavailable,
     Timeout,
     SlowReader,
+    ReplicaFenced,
+    ReplicaLost,
 }
 
 impl From<ApiCode> for ErrorCode {
@@ -67,6 +69,8 @@ impl From<ApiCode> for ErrorCode {
             ApiCode::SandboxUnavailable => ErrorCode::SandboxUnavailable,
             ApiCode::Timeout => ErrorCode::Timeout,
             ApiCode::SlowReader => ErrorCode::SlowReader,
+            ApiCode::ReplicaFenced => ErrorCode::ReplicaFenced,
+            ApiCode::ReplicaLost => ErrorCode::ReplicaLost,
         }
     }
 }

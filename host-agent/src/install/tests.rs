@@ -22,6 +22,7 @@ fn enrolled(dir: &Path) {
                 url: "https://ctl:8641".into(),
                 enrolled_at: "2025-01-01T00:00:00Z".into(),
                 labels: Default::default(),
+                endpoints: Vec::new(),
             },
             key_pem: "K".into(),
             cert_pem: "C".into(),

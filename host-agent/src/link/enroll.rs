@@ -112,6 +112,7 @@ pub async fn enroll(options: &JoinOptions) -> Result<Identity> {
         url: options.url.to_string(),
         enrolled_at: format_time(now_unix()),
         labels: response.labels.into_iter().collect(),
+        endpoints: endpoint_urls(&response.gateway_endpoints),
     };
     options.state.write_enrollment(&Enrollment {
         identity: identity.clone(),
@@ -125,6 +126,23 @@ pub async fn enroll(options: &JoinOptions) -> Result<Identity> {
 }
 
 /// A readable error for a refused or failed Enroll call.
+/// The controller's gateway endpoints (`HOST:PORT`) as URLs; one that does not parse is
+/// left out with a warning.
+fn endpoint_urls(endpoints: &[String]) -> Vec<String> {
+    endpoints
+        .iter()
+        .filter_map(|endpoint| {
+            match format!("https://{}", endpoint.trim()).parse::<ControllerUrl>() {
+                Ok(url) => Some(url.to_string()),
+                Err(error) => {
+                    warn!(%endpoint, %error, "ignoring a gateway endpoint the controller gave");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
 fn enroll_status(url: &ControllerUrl, status: &tonic::Status) -> Error {
     use tonic::Code;
     let message = status.message().to_owned();

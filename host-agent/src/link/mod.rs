@@ -179,13 +179,25 @@ async fn new_identity_appears(rt: &Runtime, shutdown: &CancellationToken) -> boo
 /// Keep the link up until `shutdown` or a final goodbye.
 pub async fn run(mut rt: Runtime, shutdown: CancellationToken) -> Result<()> {
     let mut backoff = Backoff::new();
+    // Which of the controller's gateways to dial next: every reconnect moves on to the
+    // next one, so an agent whose replica went away lands on another. The first is the
+    // one it enrolled through when that is one of them, else one picked by its id, so a
+    // fleet enrolled through a load balancer spreads over the replicas.
+    let mut next_gateway = rt
+        .state
+        .load()
+        .map(|creds| first_gateway(&creds.identity, rt.agent_id))
+        .unwrap_or_default();
     info!(agent = %rt.agent_id, read_only = rt.config.read_only, "agent starting");
     loop {
         let mut connected: Option<Instant> = None;
         let result = match rt.state.load().and_then(|c| rt.adopt(&c).map(|()| c)) {
             Ok(creds) => {
-                let span = info_span!("stream", agent = %creds.agent_id, url = %creds.identity.url);
-                session::run_stream(&rt, &creds, &shutdown, &mut connected)
+                let gateways = creds.identity.gateways();
+                let url = gateways[next_gateway % gateways.len()].clone();
+                next_gateway = next_gateway.wrapping_add(1);
+                let span = info_span!("stream", agent = %creds.agent_id, url = %url);
+                session::run_stream(&rt, &creds, &url, &shutdown, &mut connected)
                     .instrument(span)
                     .await
             }
@@ -227,6 +239,20 @@ pub async fn run(mut rt: Runtime, shutdown: CancellationToken) -> Result<()> {
             }
         }
     }
+}
+
+/// The index of the gateway to dial first (see [`run`]).
+fn first_gateway(identity: &crate::state::Identity, agent: AgentId) -> usize {
+    let gateways = identity.gateways();
+    gateways
+        .iter()
+        .position(|url| *url == identity.url)
+        .unwrap_or_else(|| {
+            let spread = agent.to_string().bytes().fold(0usize, |sum, b| {
+                sum.wrapping_mul(31).wrapping_add(usize::from(b))
+            });
+            spread % gateways.len()
+        })
 }
 
 #[cfg(test)]

@@ -46,10 +46,11 @@ pub enum End {
 pub async fn run_stream(
     rt: &Runtime,
     creds: &Credentials,
+    url: &str,
     shutdown: &CancellationToken,
     connected: &mut Option<Instant>,
 ) -> Result<End> {
-    let url: ControllerUrl = creds.identity.url.parse()?;
+    let url: ControllerUrl = url.parse()?;
     let config = tls::link_config(&creds.ca_pem, &creds.cert_pem, &creds.key_pem)?;
     let validity = Validity::of_pem(&creds.cert_pem)?;
     if validity.not_after < now_unix() {

@@ -387,3 +387,33 @@ async fn an_old_certificate_is_renewed_and_used_after_a_reconnect() {
         .unwrap()
         .unwrap();
 }
+
+#[test]
+fn the_first_gateway_is_the_enrolled_one_else_spread_by_id() {
+    let mut identity = crate::state::Identity {
+        agent_id: String::new(),
+        url: "https://b:8641".into(),
+        enrolled_at: String::new(),
+        labels: Default::default(),
+        endpoints: Vec::new(),
+    };
+    let agent = vigil_shared::ids::AgentId::new_random();
+    assert_eq!(super::first_gateway(&identity, agent), 0, "only the URL");
+    identity.endpoints = ["https://a:8641", "https://b:8641", "https://c:8641"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(
+        super::first_gateway(&identity, agent),
+        1,
+        "the one enrolled through"
+    );
+    identity.url = "https://balancer:8641".into();
+    let picked: std::collections::HashSet<usize> = (0..64)
+        .map(|_| super::first_gateway(&identity, vigil_shared::ids::AgentId::new_random()))
+        .collect();
+    assert_eq!(
+        picked.len(),
+        3,
+        "agents enrolled through a balancer spread: {picked:?}"
+    );
+}

@@ -244,6 +244,7 @@ impl Enrollment for EnrollmentSvc {
             ca_chain_pem: self.shared.pki.ca.pem(),
             grant_public_key: self.grant_pub.clone(),
             labels: [("site".to_owned(), "lab".to_owned())].into(),
+            gateway_endpoints: Vec::new(),
         }))
     }
 }

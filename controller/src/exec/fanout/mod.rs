@@ -103,7 +103,7 @@ impl ExecService {
             concurrency, timeout_s, "fanning out a command");
         let context = Arc::new(target::FanoutContext {
             dispatcher: self.dispatcher.clone(),
-            sessions: self.agents.sessions().clone(),
+            agents: self.agents.clone(),
             command: spec.command.clone(),
             timeout_s,
             caller: spec.actor.clone(),

@@ -13,9 +13,10 @@ use vigil_proto::agent::v1::{ExecMode, ExecRequest, exec_event};
 use super::outcome::{TargetError, TargetResult, TargetStatus};
 use super::select::{Plan, Target};
 use super::{FANOUT_GRACE, FANOUT_OUTPUT_CAP};
+use crate::agents::Agents;
 use crate::exec::ExecExit;
 use crate::gateway::convert::target_to_proto;
-use crate::gateway::{Dispatcher, ExecStream, Sessions};
+use crate::gateway::{Dispatcher, ExecStream};
 use crate::{Error, Result};
 
 /// The signal the agent's timer kills with.
@@ -26,8 +27,8 @@ const SIGKILL: i32 = 9;
 pub struct FanoutContext {
     /// Sends the requests.
     pub dispatcher: Dispatcher,
-    /// The live streams (an agent without one is offline).
-    pub sessions: Arc<Sessions>,
+    /// The agents (one without a stream on any replica is offline).
+    pub agents: Agents,
     /// The command, as classified.
     pub command: String,
     /// The command's timeout in seconds (already defaulted).
@@ -53,7 +54,7 @@ pub async fn run(context: Arc<FanoutContext>, target: Target) -> TargetResult {
     let agent = route.agent;
     let started = Instant::now();
     let elapsed = || duration_ms(started.elapsed());
-    if context.sessions.get(agent).is_none() {
+    if !context.agents.is_connected(agent) {
         let error = Error::AgentOffline(agent);
         return TargetResult::error(index, name, Some(agent.to_string()), host, &error, false, 0);
     }
@@ -170,7 +171,7 @@ async fn collect(mut stream: ExecStream) -> Result<(ExecExit, Output)> {
     let mut output = Output::default();
     loop {
         match stream.next().await {
-            None => return Err(Error::AgentGone(stream.agent())),
+            None => return Err(stream.lost_error()),
             Some(exec_event::Kind::Started(_)) => {}
             Some(exec_event::Kind::StdoutChunk(chunk)) => output.stdout.push(&chunk),
             Some(exec_event::Kind::StderrChunk(chunk)) => output.stderr.push(&chunk),
