@@ -36,6 +36,12 @@ use crate::{Error, Result};
 
 /// How long shutdown waits for connections to drain.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// A stopping replica first answers `/readyz` with 503 for this long, still serving, so
+/// that load balancers stop sending it requests.
+const DRAIN_NOTICE: Duration = Duration::from_secs(2);
+/// Longest a stopping replica waits for its agents' commands to end before it sends the
+/// agents away anyway.
+const DRAIN_GRACE: Duration = Duration::from_secs(20);
 
 /// A controller serving on its two listeners.
 #[derive(Debug)]
@@ -52,6 +58,8 @@ pub struct RunningController {
     pub install: Arc<InstallSite>,
     /// The id of the agent `--local-agent` supervises.
     pub local_agent: Option<String>,
+    /// This replica among the others.
+    pub cluster: Cluster,
     shutdown: CancellationToken,
     tasks: JoinSet<Result<()>>,
     /// This controller's entry in the host's list of paths hidden from reads.
@@ -295,6 +303,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         agents,
         install,
         local_agent,
+        cluster,
         shutdown,
         tasks,
         _hidden: hidden,
@@ -303,6 +312,46 @@ pub async fn start(config: &Config) -> Result<RunningController> {
 }
 
 impl RunningController {
+    /// Hands this replica's work to the others before it stops: `/readyz` answers 503 and
+    /// new agent streams and new commands are refused here (commands for its agents wait
+    /// for them elsewhere); after [`DRAIN_NOTICE`], each agent is sent to another replica
+    /// as soon as its commands have ended (at most [`DRAIN_GRACE`]).
+    pub async fn drain(&self) {
+        self.cluster.start_draining();
+        let held = self.agents.sessions().all().len();
+        info!(
+            agents = held,
+            "draining: handing the agents to the other replicas"
+        );
+        if let Err(error) = self.cluster.renew().await {
+            warn!(%error, "could not record that this replica is draining");
+        }
+        tokio::time::sleep(DRAIN_NOTICE).await;
+        let goodbye = Goodbye {
+            reason: "this controller replica is stopping; connect to another".into(),
+            retry: true,
+        };
+        let deadline = tokio::time::Instant::now() + DRAIN_GRACE;
+        loop {
+            let live = self.agents.sessions().all();
+            if live.is_empty() {
+                break;
+            }
+            let late = tokio::time::Instant::now() >= deadline;
+            for session in live {
+                if late || session.pending_count() == 0 {
+                    session.close(Some(goodbye.clone()));
+                }
+            }
+            if late {
+                warn!("agents still had commands running at the end of the drain");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        info!("drained");
+    }
+
     /// Waits until a server stops by itself (an error; normally they run until shutdown).
     pub async fn wait(&mut self) -> Result<()> {
         match self.tasks.join_next().await {
@@ -312,9 +361,13 @@ impl RunningController {
         }
     }
 
-    /// Says goodbye to every agent (they reconnect later), stops accepting, drains for a
-    /// few seconds and closes the database.
+    /// A replica among others drains first ([`RunningController::drain`]). Then it says
+    /// goodbye to every agent (they reconnect later), stops accepting, drains connections
+    /// for a few seconds and closes the database.
     pub async fn shutdown(mut self) -> Result<()> {
+        if self.cluster.forwarder().is_some() {
+            self.drain().await;
+        }
         self.agents.sessions().close_all(&Goodbye {
             reason: "controller shutting down".into(),
             retry: true,

@@ -80,6 +80,14 @@ impl Controller {
         }
     }
 
+    /// Stop the process with SIGTERM and give it `grace` to finish (a replica drains)
+    /// before SIGKILL.
+    pub fn stop_within(&mut self, grace: Duration) {
+        if let Some(mut p) = self.proc.take() {
+            p.stop_within(grace);
+        }
+    }
+
     /// Stop the process (SIGTERM, then SIGKILL).
     pub fn stop(&mut self) {
         if let Some(mut p) = self.proc.take() {

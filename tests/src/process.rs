@@ -118,12 +118,17 @@ impl Proc {
 
     /// Ask to stop (SIGTERM), then kill after a grace period.
     pub fn stop(&mut self) {
+        self.stop_within(Duration::from_secs(5));
+    }
+
+    /// Ask to stop (SIGTERM), then kill after `grace`.
+    pub fn stop_within(&mut self, grace: Duration) {
         if self.alive() {
             let _ = Command::new("kill")
                 .arg("-TERM")
                 .arg(self.child.id().to_string())
                 .status();
-            let deadline = Instant::now() + Duration::from_secs(5);
+            let deadline = Instant::now() + grace;
             while self.alive() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }

@@ -11,10 +11,12 @@
 //!   runs again;
 //! - a replica cut from PostgreSQL (nftables drops its database connections) fences
 //!   itself: `/readyz` says so, its agent moves, and when the link heals it serves again;
-//! - the audit chain, appended by every replica, verifies.
+//! - the audit chain, appended by every replica, verifies;
+//! - a rolling restart (SIGTERM each replica in turn) under steady reads through Debian's
+//!   haproxy fails no read.
 //!
 //! Needs PostgreSQL (`VIGIL_TEST_DATABASE_URL`); the fencing part needs root and
-//! nftables. Without them the test says so and passes vacuously, except under `CI`.
+//! nftables, the rolling restart haproxy. Without them the test says so and passes vacuously, except under `CI`.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -123,8 +125,7 @@ fn replica<'a>(view: &'a Value, id: &str) -> Option<&'a Value> {
 }
 
 async fn reads_through(ctrl: &Controller, agent: &str) -> bool {
-    matches!(ctrl.api.exec_json(agent, "echo replica-read").await,
-             Ok(outcome) if outcome.exit_code == Some(0) && outcome.stdout.contains("replica-read"))
+    reads_through_api(&ctrl.api, agent).await
 }
 
 fn log_of(dir: &Path) -> String {
@@ -137,11 +138,26 @@ fn log_of(dir: &Path) -> String {
     text
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
+/// Three replicas and an agent enrolled through each.
+struct Replicas {
+    tmp: tempfile::TempDir,
+    replicas: Vec<Controller>,
+    /// Each replica's id, as `GET /api/cluster` names it.
+    ids: Vec<String>,
+    agents: Vec<Agent>,
+    agent_ids: Vec<String>,
+    /// The port the third replica's database connections go through.
+    proxy: u16,
+    cleanup: db::Cleanup,
+}
+
+/// Starts three replicas on one PostgreSQL schema (the third reaching it through a
+/// proxy of its own) and enrolls one agent through each; waits until each replica holds
+/// its agent. `None` without PostgreSQL (outside CI).
+async fn start_replicas() -> Option<Replicas> {
     let Some((url, cleanup)) = db::pg_schema_url().await.unwrap() else {
         eprintln!("skipping: no PostgreSQL (VIGIL_TEST_DATABASE_URL)");
-        return;
+        return None;
     };
     let tmp = tempfile::tempdir().unwrap();
     let secrets = tmp.path().join("secrets");
@@ -155,9 +171,9 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
     assert!(Path::new(secrets).join("cluster-ca.key").exists());
 
     // The third replica reaches the database through a port of its own.
-    let (proxied_url, target) = through(&url, 0);
+    let (_, target) = through(&url, 0);
     let proxy = database_proxy(target).await;
-    let (proxied_url, _) = through(&proxied_url, proxy);
+    let (proxied_url, _) = through(&url, proxy);
     let grpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let endpoints = grpc
         .iter()
@@ -212,10 +228,44 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
     })
     .await;
     assert!(spread, "{}", cluster(&replicas[0]).await);
+    Some(Replicas {
+        tmp,
+        replicas,
+        ids,
+        agents,
+        agent_ids,
+        proxy,
+        cleanup,
+    })
+}
 
+impl Replicas {
+    async fn finish(self) {
+        drop(self.agents);
+        for mut ctrl in self.replicas {
+            ctrl.stop();
+        }
+        self.cleanup.finish().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
+    let Some(mut set) = start_replicas().await else {
+        return;
+    };
+    let Replicas {
+        tmp,
+        replicas,
+        ids,
+        agents,
+        agent_ids,
+        proxy,
+        ..
+    } = &mut set;
     // Every agent through every replica: two of the three reads are forwarded.
-    for ctrl in &replicas {
-        for agent in &agent_ids {
+    for ctrl in replicas.iter() {
+        for agent in agent_ids.iter() {
             let ran =
                 vigil_tests::wait_until(Duration::from_secs(10), || reads_through(ctrl, agent))
                     .await;
@@ -295,7 +345,7 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
 
     // The third replica cut from PostgreSQL fences itself; its agent moves.
     if can_partition() {
-        let cut = Partition::cut(proxy);
+        let cut = Partition::cut(*proxy);
         let fenced = vigil_tests::wait_until(MOVE, || async {
             let (status, body) = replicas[2].api.get("/readyz").await;
             status == 503 && body["reason"].as_str().unwrap_or("").contains("fenced")
@@ -341,9 +391,156 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
         "{text}"
     );
 
-    drop(agents);
-    for mut ctrl in replicas {
-        ctrl.stop();
+    set.finish().await;
+}
+
+/// Debian's haproxy in front of the replicas' HTTP APIs, health-checking `/readyz`.
+struct Haproxy {
+    proc: vigil_tests::Proc,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Haproxy {
+    fn start(replicas: &[Controller]) -> Option<Haproxy> {
+        if std::process::Command::new("haproxy")
+            .arg("-v")
+            .output()
+            .is_err()
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "haproxy is missing under CI (.ci/run installs it)"
+            );
+            eprintln!("skipping: haproxy is not installed");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let servers: String = replicas
+            .iter()
+            .enumerate()
+            .map(|(i, ctrl)| {
+                format!(
+                    "  server r{i} 127.0.0.1:{} check inter 250ms fall 1 rise 2\n",
+                    ctrl.http_port
+                )
+            })
+            .collect();
+        let config = format!(
+            "global\n  maxconn 512\n\
+             defaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  \
+             timeout server 60s\n  retries 3\n  option redispatch\n  \
+             retry-on conn-failure empty-response\n\
+             frontend api\n  bind 127.0.0.1:{port}\n  default_backend vigil\n\
+             backend vigil\n  balance roundrobin\n  option httpchk GET /readyz\n  \
+             http-check expect status 200\n{servers}"
+        );
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, config).unwrap();
+        let mut cmd = std::process::Command::new("haproxy");
+        cmd.arg("-db").arg("-f").arg(&path);
+        let mut proc = vigil_tests::Proc::spawn(&mut cmd, dir.path().join("haproxy.log"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                proc.alive() && std::time::Instant::now() < deadline,
+                "haproxy did not start: {}",
+                proc.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Haproxy {
+            proc,
+            port,
+            _dir: dir,
+        })
     }
-    cleanup.finish().await.unwrap();
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        self.proc.stop();
+    }
+}
+
+/// A rolling restart (SIGTERM each replica in turn, start it again) under a steady stream
+/// of reads through haproxy: each stopping replica drains (`/readyz` 503, its agents sent
+/// to the others once idle, commands for them waiting for them there) and no read fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rolling_restart_under_steady_reads_through_haproxy_fails_no_request() {
+    let Some(mut set) = start_replicas().await else {
+        return;
+    };
+    let Some(haproxy) = Haproxy::start(&set.replicas) else {
+        set.finish().await;
+        return;
+    };
+    let api = vigil_tests::Api::new(
+        format!("http://127.0.0.1:{}", haproxy.port),
+        set.replicas[0].api.token().to_owned(),
+    );
+    let up = vigil_tests::wait_until(Duration::from_secs(20), || {
+        reads_through_api(&api, &set.agent_ids[0])
+    })
+    .await;
+    assert!(up, "{}", haproxy.proc.output());
+
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut load = Vec::new();
+    for worker in 0..3 {
+        let (api, agents, stop) = (api.clone(), set.agent_ids.clone(), stop.clone());
+        load.push(tokio::spawn(async move {
+            let (mut ok, mut failed) = (0u32, Vec::new());
+            let mut i = worker;
+            while !stop.is_cancelled() {
+                let agent = &agents[i % agents.len()];
+                i += 1;
+                match api.exec_json(agent, "echo replica-read").await {
+                    Ok(outcome) if outcome.exit_code == Some(0) => ok += 1,
+                    other => failed.push(format!("{agent}: {other:?}")),
+                }
+            }
+            (ok, failed)
+        }));
+    }
+    for i in 0..3 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        set.replicas[i].stop_within(Duration::from_secs(40));
+        set.replicas[i].restart().await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stop.cancel();
+    let (mut ok, mut failed) = (0, Vec::new());
+    for worker in load {
+        let (done, failures) = worker.await.unwrap();
+        ok += done;
+        failed.extend(failures);
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} reads failed during the rolling restart: {failed:#?}",
+        failed.len(),
+        ok as usize + failed.len()
+    );
+    assert!(ok > 30, "only {ok} reads ran");
+    // Every agent is held by a live replica, and every replica serves.
+    for agent in &set.agent_ids {
+        assert!(reads_through_api(&api, agent).await);
+    }
+    let view = cluster(&set.replicas[0]).await;
+    let live = view["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["live"] == true)
+        .count();
+    assert_eq!(live, 3, "{view}");
+    drop(haproxy);
+    set.finish().await;
+}
+
+async fn reads_through_api(api: &vigil_tests::Api, agent: &str) -> bool {
+    matches!(api.exec_json(agent, "echo replica-read").await,
+             Ok(outcome) if outcome.exit_code == Some(0) && outcome.stdout.contains("replica-read"))
 }

@@ -19,6 +19,11 @@ use crate::cluster::{Cluster, RemoteExec};
 use crate::error::codes::ApiCode;
 use crate::{Error, Result};
 
+/// How long a command waits for an agent that is moving between replicas.
+pub const MOVE_WAIT: Duration = Duration::from_secs(10);
+/// How often it looks whether the agent has arrived.
+const MOVE_POLL: Duration = Duration::from_millis(100);
+
 /// Routes commands to connected agents.
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
@@ -70,6 +75,37 @@ impl Dispatcher {
             return self.exec_local(agent, request, caller).await;
         };
         cluster.ensure_not_fenced()?;
+        if cluster.forwarder().is_none() {
+            // A single controller: nowhere else for the agent to be.
+            return self.exec_local(agent, request, caller).await;
+        }
+        if request.request_id.is_empty() {
+            request.request_id = uuid::Uuid::new_v4().to_string();
+        }
+        // An agent that lost its stream moments ago is probably moving to another replica
+        // (a stopping one sends its agents away): wait for it a little, at most
+        // [`MOVE_WAIT`].
+        let deadline = Instant::now() + MOVE_WAIT;
+        loop {
+            match self.exec_anywhere(cluster, agent, &request, caller).await {
+                Err(Error::AgentOffline(_))
+                    if Instant::now() < deadline && self.agents.remote().moving(agent) =>
+                {
+                    tokio::time::sleep(MOVE_POLL).await;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// One try: this replica's stream of `agent`, else the replica holding it.
+    async fn exec_anywhere(
+        &self,
+        cluster: &Cluster,
+        agent: AgentId,
+        request: &ExecRequest,
+        caller: &str,
+    ) -> Result<ExecStream> {
         match self.exec_local(agent, request.clone(), caller).await {
             Err(Error::AgentOffline(_)) => {}
             done => return done,
@@ -79,15 +115,19 @@ impl Dispatcher {
         else {
             return Err(Error::AgentOffline(agent));
         };
-        if request.request_id.is_empty() {
-            request.request_id = uuid::Uuid::new_v4().to_string();
-        }
         tracing::debug!(%agent, replica = %owner.replica_id, request_id = %request.request_id,
             "forwarding a command to the replica holding the agent");
-        let remote = forwarder.exec(&owner, request, caller).await?;
-        Ok(ExecStream {
-            inner: Inner::Remote(Box::new(remote)),
-        })
+        match forwarder.exec(&owner, request.clone(), caller).await {
+            Ok(remote) => Ok(ExecStream {
+                inner: Inner::Remote(Box::new(remote)),
+            }),
+            Err(Error::AgentOffline(_)) => {
+                // The holder let it go (it is stopping) or is gone: it is on its way.
+                self.agents.remote().lost(agent);
+                Err(Error::AgentOffline(agent))
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// [`Dispatcher::exec`] on this replica's own stream of `agent` only (a command another
@@ -99,6 +139,12 @@ impl Dispatcher {
         caller: &str,
     ) -> Result<ExecStream> {
         let session = self.session(agent).await?;
+        if self.cluster.as_ref().is_some_and(Cluster::is_draining) {
+            // Stopping: no new commands for the agents it is sending away (a caller here
+            // waits for the agent to arrive at another replica).
+            self.agents.remote().lost(agent);
+            return Err(Error::AgentOffline(agent));
+        }
         if request.request_id.is_empty() {
             request.request_id = uuid::Uuid::new_v4().to_string();
         }

@@ -170,6 +170,7 @@ impl LinkService {
         self.cluster
             .stream_closed(session.agent(), session.conn())
             .await;
+        self.agents.remote().lost(session.agent());
         self.agents
             .record_last_seen(session.agent(), session.last_seen_ms() / 1000);
         info!(reason, "agent stream ended");
