@@ -26,3 +26,24 @@ CREATE INDEX agent_owners_by_replica ON agent_owners (replica_id);
 -- Which replica claimed an approved write's run: when that replica's lease lapses with the
 -- run still `running`, the survivors record its outcome as unknown (it is never re-run).
 ALTER TABLE approvals ADD COLUMN run_replica TEXT;
+
+-- The replica where the approval was requested (a turn may be waiting there): an approval
+-- decided through another replica runs there, where its output streams to the turn.
+ALTER TABLE approvals ADD COLUMN waiter_replica TEXT;
+
+-- The running chat turn of each session, on whichever replica: one at a time per session
+-- across replicas; a cancel asked of another replica sets cancel_requested.
+CREATE TABLE chat_turns (
+    session_id TEXT PRIMARY KEY,
+    replica_id TEXT NOT NULL,
+    started_at BIGINT NOT NULL,
+    cancel_requested BOOLEAN NOT NULL
+);
+
+-- A chat session's gate state (FSM, resolved resources, knowledge), stored when a turn
+-- ends so that the next turn may run on any replica.
+CREATE TABLE chat_session_state (
+    session_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    saved_at BIGINT NOT NULL
+);

@@ -230,6 +230,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         config.control_level,
         config.session_token_budget,
     );
+    let cancels = assistant.clone();
     let state = ApiState {
         agents: agents.clone(),
         exec,
@@ -255,7 +256,8 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let mut tasks = JoinSet::new();
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
     tasks.spawn(cluster.clone().keep_lease(shutdown.clone()));
-    tasks.spawn(lost_runs.watch_lost_runs(shutdown.clone()));
+    tasks.spawn(lost_runs.watch(shutdown.clone()));
+    tasks.spawn(cancels.watch_cancels(shutdown.clone()));
     if let Some((listener, tls)) = replica.link {
         let link = crate::gateway::cluster_link::ClusterLinkService::new(dispatcher);
         tasks.spawn(link.serve(listener, tls, shutdown.clone()));

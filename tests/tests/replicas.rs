@@ -13,7 +13,11 @@
 //!   itself: `/readyz` says so, its agent moves, and when the link heals it serves again;
 //! - the audit chain, appended by every replica, verifies;
 //! - a rolling restart (SIGTERM each replica in turn) under steady reads through Debian's
-//!   haproxy fails no read.
+//!   haproxy fails no read;
+//! - a chat turn on one replica waits for an approval decided through another, and its
+//!   write runs once; the session's next turn on a third keeps its gate state (the
+//!   resolved resource is in that replica's prompt); a turn is one per session across
+//!   replicas, and a cancel sent to another replica stops it.
 //!
 //! Needs PostgreSQL (`VIGIL_TEST_DATABASE_URL`); the fencing part needs root and
 //! nftables, the rolling restart haproxy. Without them the test says so and passes vacuously, except under `CI`.
@@ -152,9 +156,9 @@ struct Replicas {
 }
 
 /// Starts three replicas on one PostgreSQL schema (the third reaching it through a
-/// proxy of its own) and enrolls one agent through each; waits until each replica holds
-/// its agent. `None` without PostgreSQL (outside CI).
-async fn start_replicas() -> Option<Replicas> {
+/// proxy of its own), each with `extra` flags too, and enrolls one agent through each;
+/// waits until each replica holds its agent. `None` without PostgreSQL (outside CI).
+async fn start_replicas(extra: &[String]) -> Option<Replicas> {
     let Some((url, cleanup)) = db::pg_schema_url().await.unwrap() else {
         eprintln!("skipping: no PostgreSQL (VIGIL_TEST_DATABASE_URL)");
         return None;
@@ -196,7 +200,9 @@ async fn start_replicas() -> Option<Replicas> {
                 &endpoints,
             ]
             .map(String::from)
-            .to_vec(),
+            .into_iter()
+            .chain(extra.iter().cloned())
+            .collect(),
             ..Default::default()
         })
         .await;
@@ -251,7 +257,7 @@ impl Replicas {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
-    let Some(mut set) = start_replicas().await else {
+    let Some(mut set) = start_replicas(&[]).await else {
         return;
     };
     let Replicas {
@@ -469,7 +475,7 @@ impl Drop for Haproxy {
 /// to the others once idle, commands for them waiting for them there) and no read fails.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rolling_restart_under_steady_reads_through_haproxy_fails_no_request() {
-    let Some(mut set) = start_replicas().await else {
+    let Some(mut set) = start_replicas(&[]).await else {
         return;
     };
     let Some(haproxy) = Haproxy::start(&set.replicas) else {
@@ -543,4 +549,119 @@ async fn a_rolling_restart_under_steady_reads_through_haproxy_fails_no_request()
 async fn reads_through_api(api: &vigil_tests::Api, agent: &str) -> bool {
     matches!(api.exec_json(agent, "echo replica-read").await,
              Ok(outcome) if outcome.exit_code == Some(0) && outcome.stdout.contains("replica-read"))
+}
+
+/// Chat across replicas, with the scripted model behind all three.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_waits_for_an_approval_decided_elsewhere_and_its_state_moves_on() {
+    use vigil_tests::chat::{named, scripted_llm_args};
+    use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
+    const TURN: Duration = Duration::from_secs(60);
+    let model = ScriptedModel::start(Protocol::OpenAi).await;
+    let Some(set) = start_replicas(&scripted_llm_args(&model, Protocol::OpenAi)).await else {
+        return;
+    };
+    let host = format!("host:{}", set.agent_ids[0]);
+    let reported = vigil_tests::wait_until(MOVE, || async {
+        set.replicas[0].api.resource(&host).await.is_some()
+    })
+    .await;
+    assert!(reported, "the first agent never reported its host");
+    let file = set.tmp.path().join("approved");
+    let command = format!("echo approved >> {}", file.display());
+    let call = |name: &str, args: Value| (name.to_owned(), args);
+    model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": host}),
+    )]));
+    model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": host, "command": command}),
+    )]));
+    model.push(Reply::ToolCalls(vec![call(
+        "read",
+        json!({"action": "exec", "resource_id": host, "command": format!("cat {}", file.display())}),
+    )]));
+    model.push(Reply::Text("The line is there.".into()));
+    let stream = set.replicas[0]
+        .api
+        .chat(&json!({"message": "add the line"}))
+        .await
+        .unwrap();
+    let session = stream.wait_for("session", TURN).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let needed = stream.wait_for("approval_needed", TURN).await;
+    let approval = needed["approval_id"].as_str().unwrap().to_owned();
+    // Decided through the second replica: the turn on the first goes on.
+    let (status, body) = set.replicas[1]
+        .api
+        .post(&format!("/api/ai/approvals/{approval}/approve"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let events = stream.finish(TURN).await;
+    assert_eq!(
+        named(&events, "approval_resolved")[0]["decision"],
+        "approved"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "approved\n",
+        "ran once"
+    );
+    let (_, row) = set.replicas[2]
+        .api
+        .get(&format!("/api/ai/approvals/{approval}"))
+        .await;
+    assert_eq!(row["run_state"], "done", "{row}");
+
+    // The next turn, on the third replica, has the resolved resource in its prompt.
+    model.push(Reply::Text("Still there.".into()));
+    let before = model.request_count();
+    let next = set.replicas[2]
+        .api
+        .chat(&json!({"message": "and now?", "session_id": session}))
+        .await
+        .unwrap();
+    next.finish(TURN).await;
+    let prompt = model.requests()[before].to_string();
+    assert!(
+        prompt.contains("commands run via") && prompt.contains(&host),
+        "the third replica's prompt lacks the resolved resource: {prompt}"
+    );
+
+    // A turn waiting on the first replica: a second turn elsewhere is refused, and a
+    // cancel sent to the second stops it and withdraws its approval.
+    model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": host, "command": command}),
+    )]));
+    model.push(Reply::Text("Cancelled.".into()));
+    let waiting = set.replicas[0]
+        .api
+        .chat(&json!({"message": "once more", "session_id": session}))
+        .await
+        .unwrap();
+    let needed = waiting.wait_for("approval_needed", TURN).await;
+    let second = needed["approval_id"].as_str().unwrap().to_owned();
+    let refused = set.replicas[2]
+        .api
+        .chat(&json!({"message": "me too", "session_id": session}))
+        .await
+        .expect_err("a second turn in the session is refused");
+    assert_eq!(refused.0, 409, "{}", refused.1);
+    let (status, body) = set.replicas[1]
+        .api
+        .post(&format!("/api/ai/sessions/{session}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    waiting.finish(TURN).await;
+    let (_, row) = set.replicas[1]
+        .api
+        .get(&format!("/api/ai/approvals/{second}"))
+        .await;
+    assert_eq!(row["status"], "withdrawn", "{row}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "approved\n");
+    set.finish().await;
 }

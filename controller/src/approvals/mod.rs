@@ -7,6 +7,7 @@
 //! and to the waiting turn or, when no turn waits any more, as a message of its session.
 
 mod grant;
+mod handoff;
 mod level;
 mod run;
 
@@ -52,6 +53,9 @@ struct Inner {
     pki: Arc<Pki>,
     ttl_s: i64,
     waiters: Waiters,
+    /// Approvals whose decision the waiting turn was told (once, whichever replica
+    /// decided).
+    told: Mutex<std::collections::HashSet<String>>,
     /// The replica whose runs this service claims (empty for a controller in a test).
     replica: String,
 }
@@ -82,6 +86,7 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         self.approvals.waiters().remove(&self.row.id);
+        self.approvals.told().remove(&self.row.id);
     }
 }
 
@@ -96,9 +101,15 @@ impl Approvals {
                 pki,
                 ttl_s: i64::try_from(ttl_s).unwrap_or(i64::MAX),
                 waiters: Mutex::new(HashMap::new()),
+                told: Mutex::default(),
                 replica: replica.to_owned(),
             }),
         }
+    }
+
+    /// The replica this service runs on (empty for a controller in a test).
+    pub fn replica(&self) -> &str {
+        &self.inner.replica
     }
 
     fn store(&self) -> &Store {
@@ -112,6 +123,21 @@ impl Approvals {
             .waiters
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn told(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.inner
+            .told
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells the waiting turn here (if any) how approval `id` was decided, once.
+    fn tell_decision(&self, id: &str, decision: &'static str, reason: Option<String>) {
+        if !self.waiters().contains_key(id) || !self.told().insert(id.to_owned()) {
+            return;
+        }
+        self.notify(id, WriteEvent::Resolved { decision, reason });
     }
 
     fn notify(&self, id: &str, event: WriteEvent) -> bool {
@@ -145,6 +171,11 @@ impl Approvals {
         entry.agent.clone_from(&row.agent);
         entry.target.clone_from(&row.target);
         audit::record(self.store(), entry).await;
+        if !self.inner.replica.is_empty() {
+            self.store()
+                .set_approval_waiter(&row.id, &self.inner.replica)
+                .await?;
+        }
         Ok(self.listen(row))
     }
 
@@ -202,14 +233,8 @@ impl Approvals {
         entry.agent.clone_from(&row.agent);
         entry.target.clone_from(&row.target);
         audit::record(self.store(), entry).await;
-        self.notify(
-            &row.id,
-            WriteEvent::Resolved {
-                decision: label,
-                reason: reason.map(str::to_owned),
-            },
-        );
-        if decision == Decision::Approve {
+        self.tell_decision(&row.id, label, reason.map(str::to_owned));
+        if decision == Decision::Approve && self.runs_here(&row.id).await {
             let approvals = self.clone();
             let id = row.id.clone();
             tokio::spawn(async move { approvals.run(&id).await });
@@ -224,13 +249,7 @@ impl Approvals {
             tracing::info!(approval = %id, session = session_id, "approval withdrawn");
             let entry = Entry::new("assistant", "approval.withdraw", "withdrawn").approval(id);
             audit::record(self.store(), entry).await;
-            self.notify(
-                id,
-                WriteEvent::Resolved {
-                    decision: "withdrawn",
-                    reason: Some("the turn was cancelled".into()),
-                },
-            );
+            self.tell_decision(id, "withdrawn", Some("the turn was cancelled".into()));
         }
         Ok(ids)
     }
@@ -253,25 +272,6 @@ impl Approvals {
             run::append_outcome(self.store(), &row, outcome).await;
         }
         Ok(())
-    }
-
-    /// Every few seconds until `shutdown`: [`Approvals::settle_lost_runs`], for writes
-    /// that were running on a replica that went away.
-    pub async fn watch_lost_runs(
-        self,
-        shutdown: tokio_util::sync::CancellationToken,
-    ) -> Result<()> {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => return Ok(()),
-                _ = tick.tick() => {}
-            }
-            if let Err(error) = self.settle_lost_runs().await {
-                tracing::warn!(%error, "could not look for writes lost with a replica");
-            }
-        }
     }
 
     /// After a restart: a write that was running on a replica that is gone has an unknown

@@ -69,6 +69,15 @@ struct TurnSlot {
 impl Drop for TurnSlot {
     fn drop(&mut self) {
         self.assistant.turns().remove(&self.session_id);
+        let (store, session) = (self.assistant.store().clone(), self.session_id.clone());
+        let replica = self.assistant.approvals().replica().to_owned();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = store.end_turn(&session, &replica).await {
+                    tracing::warn!(%session, %error, "could not record the end of a turn");
+                }
+            });
+        }
     }
 }
 
@@ -227,6 +236,23 @@ impl Assistant {
             }
             turns.insert(session.id.clone(), cancel.clone());
         }
+        // One turn per session across replicas too.
+        let claimed = store
+            .claim_turn(&session.id, self.approvals().replica(), unix_now())
+            .await;
+        if !claimed.as_ref().is_ok_and(|won| *won) {
+            self.turns().remove(&session.id);
+            claimed?;
+            return Err(Error::coded_with(
+                ApiCode::Conflict,
+                format!(
+                    "a turn is already running in session {} on another controller replica; \
+                     wait for it or cancel it",
+                    session.id
+                ),
+                serde_json::json!({ "session_id": session.id }),
+            ));
+        }
         let slot = TurnSlot {
             assistant: self.clone(),
             session_id: session.id.clone(),
@@ -238,11 +264,22 @@ impl Assistant {
         });
         let used =
             u64::try_from(session.input_tokens.saturating_add(session.output_tokens)).unwrap_or(0);
+        // The last turn may have run on another replica: its stored state is the session's.
+        let state = self.session_state(&session.id);
+        if let Some(stored) = store.load_session_state(&session.id).await? {
+            match serde_json::from_str(&stored) {
+                Ok(stored) => *state.lock().await = SessionState::from_stored(stored),
+                Err(error) => {
+                    tracing::warn!(session = %session.id, %error, "ignoring an unreadable stored session state");
+                }
+            }
+        }
+        let saved = (state.clone(), store.clone(), session.id.clone());
         let turn = Turn::new(
             self.clone(),
             session.id.clone(),
             used,
-            self.session_state(&session.id),
+            state,
             level,
             caller,
             tx,
@@ -252,6 +289,16 @@ impl Assistant {
         tokio::spawn(tracing::Instrument::instrument(
             async move {
                 turn.run(message, body.mentions).await;
+                let (state, store, id) = saved;
+                let stored = state.lock().await.to_stored();
+                match serde_json::to_string(&stored) {
+                    Ok(json) => {
+                        if let Err(error) = store.save_session_state(&id, &json, unix_now()).await {
+                            tracing::warn!(%error, "could not store the session's state");
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "could not encode the session's state"),
+                }
                 drop(slot);
             },
             span,
@@ -266,12 +313,47 @@ impl Assistant {
             return Err(Error::NotFound(format!("no chat session {session_id:?}")));
         }
         let token = self.turns().get(session_id).cloned();
-        if let Some(token) = &token {
+        let running = if let Some(token) = &token {
             tracing::info!(session = session_id, "cancelling the turn");
             token.cancel();
-        }
+            true
+        } else {
+            // A turn on another replica: it looks for this every half second.
+            self.store().request_turn_cancel(session_id).await?
+        };
         self.approvals().withdraw_session(session_id).await?;
-        Ok(token.is_some())
+        Ok(running)
+    }
+
+    /// Cancels the turns here that a cancel sent to another replica asked for.
+    pub async fn take_cancels(&self) -> Result<()> {
+        for session in self
+            .store()
+            .turns_to_cancel(self.approvals().replica())
+            .await?
+        {
+            let token = self.turns().get(&session).cloned();
+            if let Some(token) = token {
+                tracing::info!(%session, "cancelling the turn, as asked through another replica");
+                token.cancel();
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Assistant::take_cancels`] every half second until `shutdown`.
+    pub async fn watch_cancels(self, shutdown: CancellationToken) -> Result<()> {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return Ok(()),
+                _ = tick.tick() => {}
+            }
+            if let Err(error) = self.take_cancels().await {
+                tracing::warn!(%error, "could not look for cancels sent through other replicas");
+            }
+        }
     }
 
     /// True while a turn runs in the session.

@@ -20,7 +20,8 @@ fn touches_hosts(call: &ToolCall) -> bool {
     call.name() != "knowledge"
 }
 
-/// What a session remembers between turns (never stored).
+/// What a session remembers between turns, in memory and, at the end of each turn, in the
+/// store ([`StoredState`]), so the next turn may run on another replica.
 #[derive(Debug, Clone, Default)]
 pub struct SessionState {
     pub fsm: SessionFsm,
@@ -100,16 +101,83 @@ impl SessionState {
         self.context.block()
     }
 
+    /// What is stored at the end of a turn (the loop guard is per turn and is not).
+    pub fn to_stored(&self) -> StoredState {
+        StoredState {
+            fsm: self.fsm.clone(),
+            context: self.context.to_stored(Instant::now()),
+            knowledge: self.knowledge.clone(),
+            turn: self.turn,
+        }
+    }
+
+    /// The state a stored one describes.
+    pub fn from_stored(stored: StoredState) -> Self {
+        SessionState {
+            fsm: stored.fsm,
+            context: ResolvedContext::from_stored(stored.context, Instant::now()),
+            loops: LoopGuard::default(),
+            knowledge: stored.knowledge,
+            turn: stored.turn,
+        }
+    }
+
     /// Forgets everything, FSM and context together.
     pub fn reset(&mut self) {
         *self = SessionState::default();
     }
 }
 
+/// A session's state as stored between turns (JSON in `chat_session_state`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct StoredState {
+    fsm: SessionFsm,
+    context: Vec<super::gates::context::StoredEntry>,
+    knowledge: Knowledge,
+    turn: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::call::parse_call;
+
+    #[test]
+    fn the_stored_state_brings_back_the_fsm_the_context_and_the_turn() {
+        let mut state = SessionState::default();
+        state.begin_turn();
+        state.mention(crate::assistant::gates::test_resource(
+            "lxc:delly:141",
+            "homepage",
+            Some("node:delly"),
+        ));
+        let write = parse_call(
+            "control",
+            r#"{"action":"command","resource_id":"homepage","command":"x"}"#,
+        )
+        .unwrap();
+        state.check(&write, ToolClass::Write).unwrap();
+        state.after_call("control", ToolClass::Write, true, Some("x"));
+        let json = serde_json::to_string(&state.to_stored()).unwrap();
+        let back = SessionState::from_stored(serde_json::from_str(&json).unwrap());
+        assert_eq!(back.fsm_state(), FsmState::Verifying, "{json}");
+        assert_eq!(back.turn, 1);
+        assert!(!back.context.is_empty());
+        let mut back = back;
+        let blocked = back.check(&write, ToolClass::Write).unwrap_err();
+        assert_eq!(
+            blocked.gate_label(),
+            "fsm_tool",
+            "the write is still unverified"
+        );
+        let read = parse_call(
+            "read",
+            r#"{"action":"exec","resource_id":"homepage","command":"uptime"}"#,
+        )
+        .unwrap();
+        back.check(&read, ToolClass::Read)
+            .expect("a verifying read may run");
+    }
 
     #[test]
     fn reset_clears_the_fsm_and_the_context_together() {

@@ -100,6 +100,10 @@ impl Store {
             .bind(id)
             .execute(self.pool())
             .await?;
+        sqlx::query("DELETE FROM chat_session_state WHERE session_id = $1")
+            .bind(id)
+            .execute(self.pool())
+            .await?;
         let done = sqlx::query("DELETE FROM chat_sessions WHERE id = $1")
             .bind(id)
             .execute(self.pool())

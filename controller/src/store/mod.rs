@@ -7,8 +7,9 @@
 //! Repositories: [`agents`] (enrolled agents and the enrollment transaction), [`tokens`]
 //! (join tokens, hashed), [`revocations`], [`api_tokens`] (hashed bearer tokens with
 //! roles), [`approvals`] (decided atomically, once), [`audit`] (the hash chain) and
-//! [`identity`] (whose keys the database belongs to) and [`replicas`] (the replicas'
-//! leases and which holds each agent's stream).
+//! [`identity`] (whose keys the database belongs to), [`replicas`] (the replicas'
+//! leases and which holds each agent's stream) and [`handoff`] (chat turns and approvals
+//! across replicas).
 //! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
 //! `test-support` feature only).
 
@@ -18,6 +19,7 @@ pub mod approvals;
 pub mod audit;
 pub mod chain;
 pub mod chat;
+pub mod handoff;
 pub mod identity;
 pub mod knowledge;
 pub mod replicas;

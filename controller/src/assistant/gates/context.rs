@@ -36,7 +36,54 @@ impl Default for ResolvedContext {
     }
 }
 
+/// One resolved resource as stored between turns (its last use as an age, since an
+/// `Instant` means nothing to another process).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct StoredEntry {
+    resource: Resource,
+    idle_ms: u64,
+    pinned: bool,
+    explicit: bool,
+    mentioned: bool,
+}
+
 impl ResolvedContext {
+    /// The entries as stored between turns, at `now`.
+    pub fn to_stored(&self, now: Instant) -> Vec<StoredEntry> {
+        self.entries
+            .values()
+            .map(|e| StoredEntry {
+                resource: e.resource.clone(),
+                idle_ms: u64::try_from(now.saturating_duration_since(e.last_access).as_millis())
+                    .unwrap_or(u64::MAX),
+                pinned: e.pinned,
+                explicit: e.explicit,
+                mentioned: e.mentioned,
+            })
+            .collect()
+    }
+
+    /// A default context holding `stored` entries, aged from `now`.
+    pub fn from_stored(stored: Vec<StoredEntry>, now: Instant) -> Self {
+        let mut context = ResolvedContext::default();
+        for e in stored {
+            let last_access = now
+                .checked_sub(Duration::from_millis(e.idle_ms))
+                .unwrap_or(now);
+            context.entries.insert(
+                e.resource.id.clone(),
+                Entry {
+                    resource: e.resource,
+                    last_access,
+                    pinned: e.pinned,
+                    explicit: e.explicit,
+                    mentioned: e.mentioned,
+                },
+            );
+        }
+        context
+    }
+
     /// A context with its own TTL and cap.
     pub fn new(ttl: Duration, cap: usize) -> Self {
         ResolvedContext {

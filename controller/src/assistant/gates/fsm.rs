@@ -10,7 +10,8 @@ use crate::tools::class::ToolClass;
 use crate::tools::envelope::ErrorCode;
 
 /// Where a session stands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FsmState {
     /// Nothing resolved yet.
     #[default]
@@ -33,7 +34,7 @@ impl FsmState {
 }
 
 /// The FSM of one session.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SessionFsm {
     state: FsmState,
     /// What the unverified write was, for the verification prompt.

@@ -34,7 +34,7 @@ pub const MAX_CHARS: usize = 2000;
 pub const MAX_VALUE: usize = 200;
 
 /// One fact learned from a tool result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fact {
     /// What produced it, e.g. `lxc:delly:141|exec|uptime` or `host:x|metrics`.
     pub key: String,
@@ -48,7 +48,7 @@ pub struct Fact {
     pub negative: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Entry {
     fact: Fact,
     last_used: u64,
@@ -56,7 +56,7 @@ struct Entry {
 }
 
 /// A session's facts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Knowledge {
     entries: Vec<Entry>,
     max_facts: usize,
