@@ -47,3 +47,12 @@ CREATE TABLE chat_session_state (
     state TEXT NOT NULL,
     saved_at BIGINT NOT NULL
 );
+
+-- Each agent's inventory as the replica holding its stream last saw it (a full report,
+-- JSON), so that every replica lists and routes to every agent's resources.
+CREATE TABLE agent_inventory (
+    agent_id TEXT PRIMARY KEY,
+    replica_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    version BIGINT NOT NULL
+);

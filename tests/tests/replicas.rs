@@ -4,7 +4,8 @@
 //!
 //! - every replica lists the three (`GET /api/cluster`), each holding the agent that
 //!   enrolled through it; a read on every agent through every replica runs (forwarded to
-//!   the replica holding the agent), and a fan-out through one reaches all three;
+//!   the replica holding the agent); every replica lists every agent's host resource and
+//!   routes a read to it by id; a fan-out through one reaches all three;
 //! - `kill -9` of a replica in the middle of an approved write it was running (on an agent
 //!   another replica holds): its agent is back on another, its lease lapses, reads reach
 //!   the agent again through the survivors, and the write is recorded `unknown` and never
@@ -280,6 +281,23 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
                 "a read on {agent} through {}: {:?}",
                 ctrl.http_port,
                 ctrl.api.exec_json(agent, "echo replica-read").await
+            );
+        }
+    }
+    // Every replica lists every agent's host, and routes a read to it by its id.
+    for ctrl in replicas.iter() {
+        for agent in agent_ids.iter() {
+            let host = format!("host:{agent}");
+            let listed = vigil_tests::wait_until(MOVE, || async {
+                ctrl.api.resource(&host).await.is_some()
+            })
+            .await;
+            assert!(listed, "{host} is not listed through {}", ctrl.http_port);
+            let routed = ctrl.api.exec_resource_json(&host, "echo routed").await;
+            assert!(
+                matches!(&routed, Ok(o) if o.stdout.contains("routed")),
+                "{host} through {}: {routed:?}",
+                ctrl.http_port
             );
         }
     }

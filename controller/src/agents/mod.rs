@@ -82,6 +82,8 @@ pub struct Agents {
     inventory: Arc<Inventory>,
     node_claims: Arc<NodeClaims>,
     remote: Arc<remote::RemoteStreams>,
+    /// Agents whose inventory changed since the other replicas were last told.
+    inventory_changed: Arc<std::sync::Mutex<std::collections::HashSet<AgentId>>>,
 }
 
 impl Agents {
@@ -103,6 +105,7 @@ impl Agents {
             inventory: Arc::new(Inventory::new()),
             node_claims: Arc::new(NodeClaims::default()),
             remote: Arc::new(remote::RemoteStreams::default()),
+            inventory_changed: Arc::default(),
         })
     }
 
@@ -161,6 +164,23 @@ impl Agents {
             }
         }
         Ok((added, revoked))
+    }
+
+    /// Notes that `agent`'s inventory changed (its stream is here).
+    pub fn inventory_changed(&self, agent: AgentId) {
+        self.inventory_changed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(agent);
+    }
+
+    /// The agents whose inventory changed since the last call.
+    pub fn take_inventory_changes(&self) -> Vec<AgentId> {
+        self.inventory_changed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain()
+            .collect()
     }
 
     /// Agent streams other replicas hold.

@@ -88,7 +88,7 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         .inventory()
         .get(&id)
         .ok_or_else(|| Error::NotFound(format!("no resource {id}")))?;
-    let sessions = state.agents.sessions();
+    let agents = &state.agents;
     let chain: Vec<Value> = view
         .resource
         .paths
@@ -97,7 +97,7 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
             let connected = path
                 .agent
                 .parse::<AgentId>()
-                .is_ok_and(|agent| sessions.get(agent).is_some());
+                .is_ok_and(|agent| agents.is_connected(agent));
             json!({
                 "agent": path.agent,
                 "target": path.target.to_string(),

@@ -7,7 +7,8 @@
 //!
 //! After each renewal the replica catches up with the others: streams of its own that a
 //! newer stream elsewhere replaced are closed, the list of agents other replicas hold is
-//! read again, and agents enrolled or revoked through other replicas are picked up.
+//! read again, inventories are shared (`super::inventory`), and agents enrolled or revoked
+//! through other replicas are picked up.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -59,6 +60,7 @@ impl Cluster {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut refreshed = Instant::now();
         let mut forgot = Instant::now();
+        let mut shared = super::inventory::SharedInventory::default();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => break,
@@ -93,6 +95,11 @@ impl Cluster {
             }
             if let Err(error) = self.catch_up().await {
                 warn!(%error, "could not read what the other replicas hold");
+            }
+            if self.forwarder().is_some()
+                && let Err(error) = self.share_inventories(&mut shared).await
+            {
+                warn!(%error, "could not share inventories with the other replicas");
             }
             if refreshed.elapsed() >= REFRESH_EVERY {
                 refreshed = Instant::now();

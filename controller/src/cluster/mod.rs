@@ -9,6 +9,7 @@
 //! lease, listed as the only replica; it has nowhere to forward.
 
 pub mod forward;
+pub mod inventory;
 pub mod lease;
 pub mod tls;
 

@@ -84,4 +84,5 @@ pub async fn ingest(agents: &Agents, agent: AgentId, wire: &InventoryUpdate) {
         "inventory update"
     );
     agents.inventory().apply(&id, update);
+    agents.inventory_changed(agent);
 }

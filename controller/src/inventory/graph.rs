@@ -270,6 +270,32 @@ impl Graph {
         }
     }
 
+    /// Everything `agent` reports now, as one full update.
+    pub(super) fn snapshot(&self, agent: &str) -> Option<AgentUpdate> {
+        let state = self.agents.get(agent)?;
+        let mut upserts: Vec<Resource> = state
+            .ids
+            .iter()
+            .filter_map(|id| {
+                self.reports
+                    .get(&**id)?
+                    .iter()
+                    .find(|r| &*r.agent == agent)
+                    .map(|r| (*r.resource).clone())
+            })
+            .collect();
+        upserts.sort_by(|a, b| a.id.cmp(&b.id));
+        Some(AgentUpdate {
+            seq: state.report.seq,
+            full: true,
+            upserts,
+            removed: Vec::new(),
+            sources: state.report.sources.clone(),
+            capped: state.report.capped.clone(),
+            errors: state.report.errors.clone(),
+        })
+    }
+
     /// What `agent` last reported.
     pub(super) fn report(&self, agent: &str) -> Option<AgentReport> {
         self.agents.get(agent).map(|s| s.report.clone())

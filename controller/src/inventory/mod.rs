@@ -26,8 +26,9 @@ use vigil_shared::resource::{Resource, ResourceId, ResourceKind};
 
 use graph::Graph;
 
-/// One inventory update from an agent, in domain types.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One inventory update from an agent, in domain types (stored as JSON for the other
+/// replicas, `crate::store::inventory`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AgentUpdate {
     pub seq: u64,
     /// True: `upserts` is everything the agent sees; forget the rest of its report.
@@ -113,6 +114,12 @@ impl Inventory {
             resource: graph.present(id)?,
             children: graph.children(id),
         })
+    }
+
+    /// Everything `agent` reports now, as one full update (what the other replicas are
+    /// given).
+    pub fn snapshot(&self, agent: &str) -> Option<AgentUpdate> {
+        self.read().snapshot(agent)
     }
 
     /// What `agent` last reported.

@@ -9,7 +9,7 @@
 //! roles), [`approvals`] (decided atomically, once), [`audit`] (the hash chain) and
 //! [`identity`] (whose keys the database belongs to), [`replicas`] (the replicas'
 //! leases and which holds each agent's stream) and [`handoff`] (chat turns and approvals
-//! across replicas).
+//! across replicas) and [`inventory`] (agents' inventories shared between replicas).
 //! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
 //! `test-support` feature only).
 
@@ -21,6 +21,7 @@ pub mod chain;
 pub mod chat;
 pub mod handoff;
 pub mod identity;
+pub mod inventory;
 pub mod knowledge;
 pub mod replicas;
 pub mod revocations;
