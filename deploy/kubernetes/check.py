@@ -19,7 +19,8 @@ What it checks:
 2. With kubectl (or kustomize) on PATH: each kustomization rendered, its documents
    validated the same way, and what the API server would refuse or the cluster could not
    resolve: references to Secrets, ConfigMaps, volume claims and service accounts that the
-   rendering does not contain (vigil-agent-join excepted: it is made by hand),
+   rendering does not contain (vigil-agent-join and vigil-controller-secrets excepted:
+   they are made by hand),
    allowPrivilegeEscalation false with CAP_SYS_ADMIN or privileged, and Vigil images whose
    tag is not the workspace version (Cargo.toml). Without either tool this step is skipped
    with a note.
@@ -65,7 +66,7 @@ VIGIL_BINARIES = {"vigil-controller": "serve", "vigil-agent": "run"}
 # Allowed whatever the help says.
 ALWAYS_KNOWN_ENV = {"RUST_LOG"}
 # Objects the manifests name but that an operator makes by hand (README.md).
-EXTERNAL_OBJECTS = {("Secret", "vigil-agent-join")}
+EXTERNAL_OBJECTS = {("Secret", "vigil-agent-join"), ("Secret", "vigil-controller-secrets")}
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 HELP_FLAG = re.compile(r"(?<![\w-])(--[A-Za-z0-9][A-Za-z0-9-]*)")
