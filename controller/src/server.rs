@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -256,8 +257,16 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let mut tasks = JoinSet::new();
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
     tasks.spawn(cluster.clone().keep_lease(shutdown.clone()));
-    tasks.spawn(lost_runs.watch(shutdown.clone()));
-    tasks.spawn(cancels.watch_cancels(shutdown.clone()));
+    let (decided, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    agents.store().wake_on(
+        vec![
+            (crate::store::notify::APPROVALS, decided.clone()),
+            (crate::store::notify::CANCELS, cancelled.clone()),
+        ],
+        shutdown.clone(),
+    );
+    tasks.spawn(lost_runs.watch(decided, shutdown.clone()));
+    tasks.spawn(cancels.watch_cancels(cancelled, shutdown.clone()));
     if let Some((listener, tls)) = replica.link {
         let link = crate::gateway::cluster_link::ClusterLinkService::new(dispatcher);
         tasks.spawn(link.serve(listener, tls, shutdown.clone()));

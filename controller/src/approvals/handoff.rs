@@ -1,19 +1,22 @@
 //! Approvals across replicas. An approval runs on the replica it was requested on (its
 //! turn may be waiting there for the output): a decision made through another replica is
-//! only recorded there, and the requesting replica, which looks every half second, tells
-//! its waiting turn and runs the write. When that replica is gone, the deciding one runs
+//! only recorded there (and notified, `crate::store::notify`), and the requesting replica,
+//! woken by the notification or looking by itself every two seconds, tells its waiting
+//! turn and runs the write. When that replica is gone, the deciding one runs
 //! it. Either way the claim in the store lets it run once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::Approvals;
 use crate::Result;
 use crate::clock::unix_now;
 
-/// How often a replica looks for decisions made through the others.
-const LOOK_EVERY: Duration = Duration::from_millis(500);
+/// How often a replica looks for decisions made through the others without being woken.
+const LOOK_EVERY: Duration = Duration::from_secs(2);
 
 impl Approvals {
     /// True when an approved `id` should run on this replica: a turn here waits for it,
@@ -61,25 +64,28 @@ impl Approvals {
         Ok(())
     }
 
-    /// [`Approvals::take_decisions`] every half second, and [`Approvals::settle_lost_runs`]
-    /// every five, until `shutdown`.
-    pub async fn watch(self, shutdown: CancellationToken) -> Result<()> {
+    /// [`Approvals::take_decisions`] when `wake` is notified and every two seconds, and
+    /// [`Approvals::settle_lost_runs`] every few seconds, until `shutdown`.
+    pub async fn watch(self, wake: Arc<Notify>, shutdown: CancellationToken) -> Result<()> {
         let mut tick = tokio::time::interval(LOOK_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut ticks = 0u32;
         loop {
-            tokio::select! {
+            let ticked = tokio::select! {
                 () = shutdown.cancelled() => return Ok(()),
-                _ = tick.tick() => {}
-            }
+                _ = tick.tick() => true,
+                () = wake.notified() => false,
+            };
             if let Err(error) = self.take_decisions().await {
                 tracing::warn!(%error, "could not look for decisions made through other replicas");
             }
-            ticks = ticks.wrapping_add(1);
-            if ticks.is_multiple_of(10)
-                && let Err(error) = self.settle_lost_runs().await
-            {
-                tracing::warn!(%error, "could not look for writes lost with a replica");
+            if ticked {
+                ticks = ticks.wrapping_add(1);
+                if ticks.is_multiple_of(3)
+                    && let Err(error) = self.settle_lost_runs().await
+                {
+                    tracing::warn!(%error, "could not look for writes lost with a replica");
+                }
             }
         }
     }

@@ -27,6 +27,7 @@ use crate::exec::{ExecService, OutputStream};
 use crate::pki::Pki;
 use crate::store::Store;
 use crate::store::approvals::{ApprovalRow, ApprovalStatus, Decision, NewApproval, RunState};
+use crate::store::notify;
 
 /// Default seconds before a pending approval expires (`VIGIL_APPROVAL_TIMEOUT_S`).
 pub const DEFAULT_APPROVAL_TIMEOUT_S: u64 = 300;
@@ -234,6 +235,7 @@ impl Approvals {
         entry.target.clone_from(&row.target);
         audit::record(self.store(), entry).await;
         self.tell_decision(&row.id, label, reason.map(str::to_owned));
+        self.store().notify(notify::APPROVALS, &row.id).await;
         if decision == Decision::Approve && self.runs_here(&row.id).await {
             let approvals = self.clone();
             let id = row.id.clone();
@@ -250,6 +252,7 @@ impl Approvals {
             let entry = Entry::new("assistant", "approval.withdraw", "withdrawn").approval(id);
             audit::record(self.store(), entry).await;
             self.tell_decision(id, "withdrawn", Some("the turn was cancelled".into()));
+            self.store().notify(notify::APPROVALS, id).await;
         }
         Ok(ids)
     }

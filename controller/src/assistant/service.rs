@@ -318,8 +318,14 @@ impl Assistant {
             token.cancel();
             true
         } else {
-            // A turn on another replica: it looks for this every half second.
-            self.store().request_turn_cancel(session_id).await?
+            // A turn on another replica: woken by the notification (or looking by itself).
+            let asked = self.store().request_turn_cancel(session_id).await?;
+            if asked {
+                self.store()
+                    .notify(crate::store::notify::CANCELS, session_id)
+                    .await;
+            }
+            asked
         };
         self.approvals().withdraw_session(session_id).await?;
         Ok(running)
@@ -341,14 +347,20 @@ impl Assistant {
         Ok(())
     }
 
-    /// [`Assistant::take_cancels`] every half second until `shutdown`.
-    pub async fn watch_cancels(self, shutdown: CancellationToken) -> Result<()> {
-        let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+    /// [`Assistant::take_cancels`] when `wake` is notified and every two seconds, until
+    /// `shutdown`.
+    pub async fn watch_cancels(
+        self,
+        wake: Arc<tokio::sync::Notify>,
+        shutdown: CancellationToken,
+    ) -> Result<()> {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return Ok(()),
                 _ = tick.tick() => {}
+                () = wake.notified() => {}
             }
             if let Err(error) = self.take_cancels().await {
                 tracing::warn!(%error, "could not look for cancels sent through other replicas");

@@ -9,7 +9,8 @@
 //! roles), [`approvals`] (decided atomically, once), [`audit`] (the hash chain) and
 //! [`identity`] (whose keys the database belongs to), [`replicas`] (the replicas'
 //! leases and which holds each agent's stream) and [`handoff`] (chat turns and approvals
-//! across replicas) and [`inventory`] (agents' inventories shared between replicas).
+//! across replicas) and [`inventory`] (agents' inventories shared between replicas);
+//! [`notify`] wakes replicas up with PostgreSQL's `LISTEN/NOTIFY`.
 //! Tests get a private PostgreSQL schema from [`test_db`] (test builds and the
 //! `test-support` feature only).
 
@@ -23,6 +24,7 @@ pub mod handoff;
 pub mod identity;
 pub mod inventory;
 pub mod knowledge;
+pub mod notify;
 pub mod replicas;
 pub mod revocations;
 #[cfg(any(test, feature = "test-support"))]
@@ -85,6 +87,8 @@ pub struct DatabaseArg {
 pub struct Store {
     pool: DbPool,
     backend: Backend,
+    /// The URL it was opened with (for `LISTEN`, which needs a connection of its own).
+    url: std::sync::Arc<str>,
 }
 
 impl Store {
@@ -142,7 +146,11 @@ impl Store {
             .connect(url)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool, backend })
+        Ok(Store {
+            pool,
+            backend,
+            url: url.into(),
+        })
     }
 
     /// The connection pool, for repositories.
