@@ -12,6 +12,8 @@
 # and the identities there, so a rerun skips enrollment; default: a temporary directory),
 # FLEET_NO_BUILD=1 (use the binaries in target/release as they are), FLEET_RESTART=1 (then
 # restart the controller and time until every agent is back), RUST_LOG (controller).
+# FLEET_REPLICAS=N (N > 1) runs tests/benches/fleet-replicas.sh instead: N replicas on one
+# PostgreSQL (it says what it needs).
 set -euo pipefail
 
 AGENTS="${FLEET_AGENTS:-1000}"
@@ -26,6 +28,9 @@ CARGO="${CARGO:-cargo}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+if ((${FLEET_REPLICAS:-1} > 1)); then
+  exec "$root/tests/benches/fleet-replicas.sh"
+fi
 if [[ "${FLEET_NO_BUILD:-0}" != 1 ]]; then
   "$CARGO" build --release -p vigil-controller -p vigil-tests --bin vigil-controller --bin vigil-fleet
 fi

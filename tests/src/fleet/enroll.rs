@@ -65,8 +65,9 @@ pub async fn ensure(
         .create_join_token(uses_for(missing.min(PER_TOKEN)), &options.labels)
         .await?;
     let gateway = options
-        .gateway
-        .clone()
+        .gateways
+        .first()
+        .cloned()
         .or(first.gateway.clone())
         .ok_or_else(|| Error::Usage("the API named no gateway; pass --gateway".into()))?;
     let pin = options

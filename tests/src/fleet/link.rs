@@ -36,7 +36,9 @@ const OUTBOUND: usize = 32;
 /// What every simulated agent shares.
 #[derive(Debug)]
 pub struct Fleet {
-    url: ControllerUrl,
+    /// The gateways; agent `i` dials gateway `i` first and moves to the next on each
+    /// reconnect, as a real agent given several endpoints does.
+    urls: Vec<ControllerUrl>,
     progress: Arc<Progress>,
     opening: Semaphore,
     heartbeat: Option<Duration>,
@@ -45,16 +47,17 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Agents of the gateway at `url`, opening at most `concurrency` streams at once.
+    /// Agents of the gateways at `urls` (at least one), opening at most `concurrency`
+    /// streams at once.
     pub fn new(
-        url: ControllerUrl,
+        urls: Vec<ControllerUrl>,
         progress: Arc<Progress>,
         concurrency: usize,
         heartbeat: Option<Duration>,
         shutdown: CancellationToken,
     ) -> Fleet {
         Fleet {
-            url,
+            urls,
             progress,
             opening: Semaphore::new(concurrency.max(1)),
             heartbeat,
@@ -64,13 +67,16 @@ impl Fleet {
     }
 }
 
-/// Keeps `identity`'s stream up until shutdown (or a final goodbye).
-pub async fn run_agent(fleet: Arc<Fleet>, identity: LiveIdentity) {
+/// Keeps `identity` (the `index`th) up until shutdown (or a final goodbye).
+pub async fn run_agent(fleet: Arc<Fleet>, identity: LiveIdentity, index: usize) {
     let span = debug_span!("agent", agent = %identity.agent_id, host = %identity.hostname);
     let mut backoff = Backoff::new();
+    let mut next = index;
     loop {
         let mut up: Option<Instant> = None;
-        let end = stream(&fleet, &identity, &mut up)
+        let url = &fleet.urls[next % fleet.urls.len()];
+        next = next.wrapping_add(1);
+        let end = stream(&fleet, url, &identity, &mut up)
             .instrument(span.clone())
             .await;
         if up.is_some() {
@@ -117,7 +123,7 @@ fn hello(identity: &LiveIdentity) -> AgentMessage {
 
 /// Dials, says hello and waits for the ack, under one of the fleet's opening permits.
 async fn open(
-    fleet: &Fleet,
+    url: &ControllerUrl,
     identity: &LiveIdentity,
 ) -> vigil_agent::Result<
     Result<
@@ -132,8 +138,8 @@ async fn open(
     let (out, out_rx) = mpsc::channel::<AgentMessage>(OUTBOUND);
     let _ = out.try_send(hello(identity));
     let connect = async {
-        let stream = tls::dial(&fleet.url, Arc::clone(&identity.tls)).await?;
-        let channel = tls::channel(&fleet.url, stream).await?;
+        let stream = tls::dial(url, Arc::clone(&identity.tls)).await?;
+        let channel = tls::channel(url, stream).await?;
         let mut inbound = AgentLinkClient::new(channel)
             .connect(ReceiverStream::new(out_rx))
             .await
@@ -170,6 +176,7 @@ fn protocol(message: String) -> vigil_agent::Error {
 /// One stream's life. `up` is set once the controller acknowledged the hello.
 async fn stream(
     fleet: &Fleet,
+    url: &ControllerUrl,
     identity: &LiveIdentity,
     up: &mut Option<Instant>,
 ) -> vigil_agent::Result<End> {
@@ -179,7 +186,7 @@ async fn stream(
             () = fleet.shutdown.cancelled() => return Ok(End::Shutdown),
         };
         tokio::select! {
-            opened = open(fleet, identity) => opened?,
+            opened = open(url, identity) => opened?,
             () = fleet.shutdown.cancelled() => return Ok(End::Shutdown),
         }
     };

@@ -49,8 +49,10 @@ pub struct FleetOptions {
     pub agents: usize,
     /// Where the identities are kept.
     pub state_dir: PathBuf,
-    /// The gateway, `https://HOST:PORT`; by default the one the API's install line names.
-    pub gateway: Option<String>,
+    /// The gateways, `https://HOST:PORT`: identities enroll through the first, and their
+    /// streams spread over all (several replicas); by default the one the API's install
+    /// line names.
+    pub gateways: Vec<String>,
     /// The CA pin, `sha256:<hex>`; by default the one the API's install line names.
     pub ca_fingerprint: Option<String>,
     /// Enrollments and stream openings in flight at once.
@@ -70,14 +72,23 @@ pub async fn run(options: FleetOptions, shutdown: CancellationToken) -> Result<(
         return Ok(());
     };
     let identities = state.identities(options.agents)?;
-    let gateway: vigil_agent::link::ControllerUrl = match &options.gateway {
-        Some(url) => url.parse()?,
-        None => state.gateway.parse()?,
+    let gateways: Vec<vigil_agent::link::ControllerUrl> = if options.gateways.is_empty() {
+        vec![state.gateway.parse()?]
+    } else {
+        options
+            .gateways
+            .iter()
+            .map(|url| url.parse())
+            .collect::<vigil_agent::Result<_>>()?
     };
-    info!(agents = identities.len(), %gateway, "opening one stream per identity");
+    info!(
+        agents = identities.len(),
+        gateways = gateways.len(),
+        "opening one stream per identity"
+    );
     let progress = Arc::new(progress::Progress::new(identities.len()));
     let fleet = Arc::new(link::Fleet::new(
-        gateway,
+        gateways,
         Arc::clone(&progress),
         options.concurrency,
         options.heartbeat,
@@ -85,8 +96,8 @@ pub async fn run(options: FleetOptions, shutdown: CancellationToken) -> Result<(
     ));
     let reporter = tokio::spawn(progress::report(Arc::clone(&progress), shutdown.clone()));
     let mut tasks = tokio::task::JoinSet::new();
-    for identity in identities {
-        tasks.spawn(link::run_agent(Arc::clone(&fleet), identity));
+    for (index, identity) in identities.into_iter().enumerate() {
+        tasks.spawn(link::run_agent(Arc::clone(&fleet), identity, index));
     }
     while tasks.join_next().await.is_some() {}
     reporter.abort();

@@ -60,9 +60,11 @@ struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = "./fleet-state")]
     state_dir: PathBuf,
     /// The agent gateway, `https://HOST:PORT`; by default the one the API's install line
-    /// names (or, with no enrollment to do, the one the state file recorded).
+    /// names (or, with no enrollment to do, the one the state file recorded). Repeat it
+    /// for several replicas: identities enroll through the first, agent i dials gateway
+    /// i first, and each reconnect moves on to the next.
     #[arg(long, value_name = "URL")]
-    gateway: Option<String>,
+    gateway: Vec<String>,
     /// The controller's CA, `sha256:<hex>` as `vigil-controller ca show` prints it; by
     /// default the one the API's install line names.
     #[arg(long, value_name = "PIN")]
@@ -172,7 +174,7 @@ async fn run_fleet(args: RunArgs) -> Result<(), Error> {
         http_ca: args.api.http_ca,
         agents: args.agents,
         state_dir: args.state_dir,
-        gateway: args.gateway,
+        gateways: args.gateway,
         ca_fingerprint: args.ca_fingerprint,
         concurrency: args.concurrency.max(1),
         labels: args.labels.into_iter().collect::<BTreeMap<_, _>>(),
