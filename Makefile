@@ -14,7 +14,8 @@
 #                cargo install cargo-fuzz)
 #   make fleet   FLEET_AGENTS simulated agents (default 1000, vigil-fleet) on a release
 #                controller: connect time, memory per agent, idle CPU, GET /api/agents
-#                latency, fan-out time and results lost (docs/fleet.md)
+#                latency, fan-out time and results lost; FLEET_REPLICAS=3 with
+#                FLEET_DATABASE_URL: on replicas behind haproxy (docs/fleet.md)
 #   make agent   the agent as it ships: target/release-agent/vigil-agent (fat LTO, linked
 #                by lld in its hot-code order; fails without lld; README "Building the
 #                agent")
