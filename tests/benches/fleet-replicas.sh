@@ -13,7 +13,8 @@
 # FLEET_CONCURRENCY (64), FLEET_IDLE_S (30), FLEET_LIST_REQUESTS (100), FLEET_FANOUTS (3),
 # FLEET_EXEC_REQUESTS (200), FLEET_CONNECT_TIMEOUT_S (900), FLEET_HTTP_PORT (18640; replica
 # i uses +i), FLEET_GRPC_PORT (18660, +i), FLEET_CLUSTER_PORT (18680, +i), FLEET_LB_PORT
-# (18639), FLEET_NO_BUILD=1, RUST_LOG (controllers).
+# (18639), FLEET_NO_BUILD=1, RUST_LOG (controllers). The replicas run without the exec
+# rate limit (--rate-exec-per-s 0), so the timed reads are not refused.
 set -euo pipefail
 
 REPLICAS="${FLEET_REPLICAS:-3}"
@@ -85,7 +86,7 @@ start_replica() {
     --secrets-dir "$work/secrets" --database-url "$db_url" \
     --http-listen "127.0.0.1:$((HTTP_PORT + i))" --grpc-listen "127.0.0.1:$((GRPC_PORT + i))" \
     --cluster-listen "127.0.0.1:$((CLUSTER_PORT + i))" --gateway-endpoints "$endpoints" \
-    >"$work/replica$i.log" 2>&1 &
+    --rate-exec-per-s 0 >"$work/replica$i.log" 2>&1 &
   pids[i]=$!
   for _ in $(seq 300); do
     if curl -fsS "http://127.0.0.1:$((HTTP_PORT + i))/readyz" >/dev/null 2>&1; then return 0; fi
