@@ -7,9 +7,10 @@
 //!   the replica holding the agent); every replica lists every agent's host resource and
 //!   routes a read to it by id; a fan-out through one reaches all three;
 //! - `kill -9` of a replica in the middle of an approved write it was running (on an agent
-//!   another replica holds): its agent is back on another, its lease lapses, reads reach
-//!   the agent again through the survivors, and the write is recorded `unknown` and never
-//!   runs again;
+//!   another replica holds) and of a fan-out through another replica: the fan-out's read
+//!   on its agent fails with `REPLICA_LOST` and the others succeed; its agent is back on
+//!   another, its lease lapses, reads reach the agent again through the survivors, and
+//!   the write is recorded `unknown` and never runs again;
 //! - a replica cut from PostgreSQL (nftables drops its database connections) fences
 //!   itself: `/readyz` says so, its agent moves, and when the link heals it serves again;
 //! - the audit chain, appended by every replica, verifies;
@@ -338,8 +339,32 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
     .await;
     assert!(started, "the write never started: {}", agents[0].log());
 
+    // A fan-out through the first replica in flight too: its target on the second
+    // replica's agent is forwarded there.
+    let fanning = {
+        let api = replicas[0].api.clone();
+        tokio::spawn(async move {
+            api.fanout_json(&json!({"all": true, "command": "sleep 3"}))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
     // kill -9 the second replica: its agent comes back through another, its lease lapses.
     replicas[1].kill();
+    let (status, fanned) = fanning.await.unwrap();
+    assert_eq!(status, 200, "{fanned}");
+    for result in fanned["results"].as_array().unwrap() {
+        if result["agent"] == agent_ids[1].as_str() {
+            assert_eq!(
+                (result["status"].as_str(), result["error"]["code"].as_str()),
+                (Some("failed"), Some("REPLICA_LOST")),
+                "the read in flight on the killed replica fails clearly: {fanned}"
+            );
+        } else {
+            assert_eq!(result["status"], "ok", "{fanned}");
+        }
+    }
     let moved = vigil_tests::wait_until(MOVE, || reads_through(&replicas[0], &agent_ids[1])).await;
     assert!(moved, "{}", agents[1].log());
     let lapsed = vigil_tests::wait_until(MOVE, || async {
