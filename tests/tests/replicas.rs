@@ -19,7 +19,9 @@
 //! - a chat turn on one replica waits for an approval decided through another, and its
 //!   write runs once; the session's next turn on a third keeps its gate state (the
 //!   resolved resource is in that replica's prompt); a turn is one per session across
-//!   replicas, and a cancel sent to another replica stops it.
+//!   replicas, and a cancel sent to another replica stops it; when the replica running a
+//!   turn is killed, its approval decided elsewhere still runs once and the session goes
+//!   on on another replica.
 //!
 //! Needs PostgreSQL (`VIGIL_TEST_DATABASE_URL`); the fencing part needs root and
 //! nftables, the rolling restart haproxy. Without them the test says so and passes vacuously, except under `CI`.
@@ -601,7 +603,7 @@ async fn a_turn_waits_for_an_approval_decided_elsewhere_and_its_state_moves_on()
     use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
     const TURN: Duration = Duration::from_secs(60);
     let model = ScriptedModel::start(Protocol::OpenAi).await;
-    let Some(set) = start_replicas(&scripted_llm_args(&model, Protocol::OpenAi)).await else {
+    let Some(mut set) = start_replicas(&scripted_llm_args(&model, Protocol::OpenAi)).await else {
         return;
     };
     let host = format!("host:{}", set.agent_ids[0]);
@@ -706,5 +708,70 @@ async fn a_turn_waits_for_an_approval_decided_elsewhere_and_its_state_moves_on()
         .await;
     assert_eq!(row["status"], "withdrawn", "{row}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "approved\n");
+
+    // A turn on the second replica waits for an approval, and the replica is killed. The
+    // approval, decided through the first, still runs, once; the session takes a new
+    // turn on the third once the dead replica's claim on it has lapsed.
+    let orphan = set.tmp.path().join("orphan");
+    let command = format!("echo orphan >> {}", orphan.display());
+    let host1 = format!("host:{}", set.agent_ids[1]);
+    let reported = vigil_tests::wait_until(MOVE, || async {
+        set.replicas[1].api.resource(&host1).await.is_some()
+    })
+    .await;
+    assert!(reported, "the second agent never reported its host");
+    // The cancelled turn left its scripted answer unread.
+    model.clear();
+    model.push(Reply::ToolCalls(vec![call(
+        "query",
+        json!({"action": "get", "resource_id": host1}),
+    )]));
+    model.push(Reply::ToolCalls(vec![call(
+        "control",
+        json!({"action": "command", "resource_id": host1, "command": command}),
+    )]));
+    let doomed = set.replicas[1]
+        .api
+        .chat(&json!({"message": "write it", "session_id": session}))
+        .await
+        .unwrap();
+    let needed = doomed.wait_for("approval_needed", TURN).await;
+    let third = needed["approval_id"].as_str().unwrap().to_owned();
+    set.replicas[1].kill();
+    drop(doomed);
+    let (status, body) = set.replicas[0]
+        .api
+        .post(&format!("/api/ai/approvals/{third}/approve"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = vigil_tests::wait_until(MOVE, || async {
+        std::fs::read_to_string(&orphan).is_ok_and(|text| text == "orphan\n")
+    })
+    .await;
+    assert!(
+        ran,
+        "the approved write of the dead replica's turn never ran"
+    );
+    model.push(Reply::Text("Done.".into()));
+    let deadline = std::time::Instant::now() + MOVE;
+    let next = loop {
+        match set.replicas[2]
+            .api
+            .chat(&json!({"message": "and?", "session_id": session}))
+            .await
+        {
+            Ok(stream) => break stream,
+            Err((409, _)) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(other) => panic!("the dead replica's turn still holds the session: {other:?}"),
+        }
+    };
+    next.finish(TURN).await;
+    assert_eq!(
+        std::fs::read_to_string(&orphan).unwrap(),
+        "orphan\n",
+        "ran once"
+    );
     set.finish().await;
 }

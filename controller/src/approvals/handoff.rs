@@ -2,8 +2,9 @@
 //! turn may be waiting there for the output): a decision made through another replica is
 //! only recorded there (and notified, `crate::store::notify`), and the requesting replica,
 //! woken by the notification or looking by itself every two seconds, tells its waiting
-//! turn and runs the write. When that replica is gone, the deciding one runs
-//! it. Either way the claim in the store lets it run once.
+//! turn and runs the write. When that replica is gone (before the decision or after it),
+//! the deciding one or any other live replica runs it, within the approval's lifetime.
+//! Either way the claim in the store lets it run once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +58,12 @@ impl Approvals {
             };
             self.tell_decision(&id, decision, row.reason.clone());
         }
-        for id in self.store().approved_unrun_for(&self.inner.replica).await? {
+        let since = unix_now().saturating_sub(self.inner.ttl_s);
+        for id in self
+            .store()
+            .approved_unrun_for(&self.inner.replica, since)
+            .await?
+        {
             let approvals = self.clone();
             tokio::spawn(async move { approvals.run(&id).await });
         }

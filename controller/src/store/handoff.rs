@@ -37,15 +37,27 @@ impl Store {
             .map_err(Into::into)
     }
 
-    /// Approvals requested on `replica`, approved and not yet run.
-    pub async fn approved_unrun_for(&self, replica: &str) -> Result<Vec<String>> {
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM approvals WHERE waiter_replica = $1 AND status = 'approved'
-               AND run_state = 'none' ORDER BY created_at LIMIT 100",
-        )
-        .bind(replica)
-        .fetch_all(self.pool())
-        .await?;
+    /// Approvals approved since `decided_since` (Unix seconds) and not yet run that
+    /// `replica` should run: those requested there, and those whose requesting replica is
+    /// gone (any live replica may take those; the run's claim lets one win).
+    pub async fn approved_unrun_for(
+        &self,
+        replica: &str,
+        decided_since: i64,
+    ) -> Result<Vec<String>> {
+        let now = now_ms(self.backend());
+        let sql = format!(
+            "SELECT id FROM approvals WHERE status = 'approved' AND run_state = 'none'
+               AND decided_at >= $2
+               AND (waiter_replica = $1 OR waiter_replica IS NULL OR waiter_replica NOT IN
+                    (SELECT id FROM controller_replicas WHERE lease_expires_at > {now}))
+             ORDER BY created_at LIMIT 100"
+        );
+        let ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(replica)
+            .bind(decided_since)
+            .fetch_all(self.pool())
+            .await?;
         Ok(ids)
     }
 
