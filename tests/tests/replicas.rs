@@ -218,9 +218,12 @@ async fn start_replicas(extra: &[String]) -> Option<Replicas> {
     }
     let view = cluster(&replicas[0]).await;
     for id in &ids {
-        assert_eq!(
-            replica(&view, id).map(|r| r["live"].clone()),
-            Some(json!(true)),
+        let row = replica(&view, id).unwrap_or_else(|| panic!("{id} not listed: {view}"));
+        assert_eq!(row["live"], true, "{view}");
+        assert!(
+            row["advertise_address"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("127.0.0.1:")),
             "{view}"
         );
     }

@@ -28,9 +28,9 @@ pub struct ClusterView {
 pub struct ReplicaView {
     /// Its id (a UUID chosen when it started).
     pub id: String,
-    /// Where the others forward commands to it (`HOST:PORT`; empty without
-    /// `--cluster-listen`).
-    pub cluster_address: String,
+    /// Where the others forward commands to it, its `--cluster-advertise` (`HOST:PORT`;
+    /// empty without `--cluster-listen`).
+    pub advertise_address: String,
     /// Its agent gateway (`HOST:PORT`).
     pub gateway_address: String,
     /// Its version.
@@ -54,7 +54,7 @@ impl From<&ReplicaRow> for ReplicaView {
         let millis = |ms: i64| rfc3339(ms.div_euclid(1000));
         ReplicaView {
             id: row.record.id.clone(),
-            cluster_address: row.record.cluster_address.clone(),
+            advertise_address: row.record.cluster_address.clone(),
             gateway_address: row.record.gateway_address.clone(),
             version: row.record.version.clone(),
             state: if row.live {

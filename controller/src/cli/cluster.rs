@@ -47,7 +47,7 @@ pub fn table(view: &ClusterView) -> String {
         "REPLICA",
         "STATE",
         "AGENTS",
-        "CLUSTER ADDRESS",
+        "ADVERTISE",
         "GATEWAY",
         "LEASE",
         "STARTED",
@@ -62,10 +62,10 @@ pub fn table(view: &ClusterView) -> String {
                 format!("{}{me}", r.id),
                 r.state.clone(),
                 r.agents_held.to_string(),
-                if r.cluster_address.is_empty() {
+                if r.advertise_address.is_empty() {
                     "-".into()
                 } else {
-                    r.cluster_address.clone()
+                    r.advertise_address.clone()
                 },
                 r.gateway_address.clone(),
                 relative_rfc3339(&r.lease_expires_at, now),
