@@ -258,13 +258,22 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
     tasks.spawn(cluster.clone().keep_lease(shutdown.clone()));
     let (decided, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let agents_changed = Arc::new(Notify::new());
     agents.store().wake_on(
         vec![
             (crate::store::notify::APPROVALS, decided.clone()),
             (crate::store::notify::CANCELS, cancelled.clone()),
+            (crate::store::notify::AGENTS, agents_changed.clone()),
         ],
         shutdown.clone(),
     );
+    if cluster.forwarder().is_some() {
+        tasks.spawn(
+            cluster
+                .clone()
+                .watch_agents(agents_changed, shutdown.clone()),
+        );
+    }
     tasks.spawn(lost_runs.watch(decided, shutdown.clone()));
     tasks.spawn(cancels.watch_cancels(cancelled, shutdown.clone()));
     if let Some((listener, tls)) = replica.link {

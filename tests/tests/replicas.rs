@@ -5,7 +5,8 @@
 //! - every replica lists the three (`GET /api/cluster`), each holding the agent that
 //!   enrolled through it; a read on every agent through every replica runs (forwarded to
 //!   the replica holding the agent); every replica lists every agent's host resource and
-//!   routes a read to it by id; a fan-out through one reaches all three;
+//!   routes a read to it by id; hidden paths set through one replica reach the agent
+//!   another holds; a fan-out through one reaches all three;
 //! - `kill -9` of a replica in the middle of an approved write it was running (on an agent
 //!   another replica holds) and of a fan-out through another replica: the fan-out's read
 //!   on its agent fails with `REPLICA_LOST` and the others succeed; its agent is back on
@@ -307,6 +308,39 @@ async fn three_replicas_share_the_fleet_forward_reads_and_survive_losing_one() {
             );
         }
     }
+    // Hidden paths set through the first replica reach the agent the second holds.
+    let hidden = tmp.path().join("hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("token"), "s3cret-token\n").unwrap();
+    let cat = format!("cat {}", hidden.join("token").display());
+    let shows = |ctrl: &Controller| {
+        let (api, agent, cat) = (ctrl.api.clone(), agent_ids[1].clone(), cat.clone());
+        async move {
+            matches!(api.exec_json(&agent, &cat).await,
+                     Ok(o) if o.stdout.contains("s3cret-token"))
+        }
+    };
+    assert!(
+        shows(&replicas[2]).await,
+        "the file is readable before it is hidden"
+    );
+    let (status, body) = replicas[0]
+        .api
+        .raw_request(
+            reqwest::Method::PUT,
+            &format!("/api/agents/{}/hidden-paths", agent_ids[1]),
+            &json!({"paths": [hidden.to_str().unwrap()]}).to_string(),
+            Some(replicas[0].api.token()),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let gone = vigil_tests::wait_until(MOVE, || async { !shows(&replicas[2]).await }).await;
+    assert!(
+        gone,
+        "the agent held by another replica still shows the hidden file"
+    );
+    assert!(!shows(&replicas[1]).await);
+
     let (status, fanout) = replicas[1]
         .api
         .fanout_json(&json!({"all": true, "command": "echo fanned"}))

@@ -183,6 +183,31 @@ impl Agents {
             .collect()
     }
 
+    /// Takes the hidden paths other replicas stored for this replica's agents: each one
+    /// that changed is recorded here and sent to the agent's stream, if it is here, before
+    /// any further read. Returns how many changed.
+    pub async fn refresh_hidden_paths(&self) -> Result<usize> {
+        let mut changed = 0;
+        for (id, paths) in self.store.list_hidden_paths().await? {
+            let differs = self
+                .registry
+                .get(id)
+                .is_some_and(|row| row.hidden_paths != paths);
+            if !differs {
+                continue;
+            }
+            changed += 1;
+            self.registry
+                .update(id, |row| row.hidden_paths.clone_from(&paths));
+            if let Some(session) = self.sessions.get(id)
+                && session.send(sandbox_policy(&paths)).await.is_err()
+            {
+                tracing::debug!(agent = %id, "stream closed before the hidden paths were sent");
+            }
+        }
+        Ok(changed)
+    }
+
     /// Agent streams other replicas hold.
     pub fn remote(&self) -> &Arc<remote::RemoteStreams> {
         &self.remote
@@ -359,6 +384,10 @@ impl Agents {
             return Err(Error::NotFound(format!("no agent with id {id}")));
         }
         self.cut(id, reason);
+        // The replica holding the agent's stream, if another, cuts it there.
+        self.store
+            .notify(crate::store::notify::AGENTS, &id.to_string())
+            .await;
         Ok(())
     }
 
@@ -375,6 +404,10 @@ impl Agents {
         if !self.store.set_hidden_paths(id, &paths).await? {
             return Err(Error::NotFound(format!("no agent with id {id}")));
         }
+        // The replica holding the agent's stream, if another, sends them there.
+        self.store
+            .notify(crate::store::notify::AGENTS, &id.to_string())
+            .await;
         self.registry
             .update(id, |row| row.hidden_paths.clone_from(&paths));
         // An agent that is not connected gets them right after its next hello.

@@ -7,8 +7,9 @@
 //!
 //! After each renewal the replica catches up with the others: streams of its own that a
 //! newer stream elsewhere replaced are closed, the list of agents other replicas hold is
-//! read again, inventories are shared (`super::inventory`), and agents enrolled or revoked
-//! through other replicas are picked up.
+//! read again, and inventories are shared (`super::inventory`). Separately
+//! ([`Cluster::watch_agents`]), agents enrolled, revoked or given hidden paths through
+//! other replicas are picked up, at once when notified.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -58,7 +59,6 @@ impl Cluster {
         let mut held_until = Instant::now() + LEASE - FENCE_MARGIN;
         let mut tick = tokio::time::interval(RENEW_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut refreshed = Instant::now();
         let mut forgot = Instant::now();
         let mut shared = super::inventory::SharedInventory::default();
         loop {
@@ -101,19 +101,6 @@ impl Cluster {
             {
                 warn!(%error, "could not share inventories with the other replicas");
             }
-            if refreshed.elapsed() >= REFRESH_EVERY {
-                refreshed = Instant::now();
-                match self.agents().refresh_from_store().await {
-                    Ok((0, 0)) => {}
-                    Ok((added, revoked)) => {
-                        info!(
-                            added,
-                            revoked, "picked up agents enrolled or revoked elsewhere"
-                        );
-                    }
-                    Err(error) => warn!(%error, "could not read the agents other replicas wrote"),
-                }
-            }
             if forgot.elapsed() >= FORGET_EVERY {
                 forgot = Instant::now();
                 match self
@@ -131,6 +118,43 @@ impl Cluster {
             warn!(%error, "could not remove this replica's row on the way out");
         }
         Ok(())
+    }
+
+    /// Picks up what other replicas changed about agents (enrollments, revocations,
+    /// hidden paths) when `wake` is notified (`crate::store::notify::AGENTS`) and every
+    /// [`REFRESH_EVERY`], until `shutdown`.
+    pub async fn watch_agents(
+        self,
+        wake: std::sync::Arc<tokio::sync::Notify>,
+        shutdown: CancellationToken,
+    ) -> Result<()> {
+        let mut tick = tokio::time::interval(REFRESH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return Ok(()),
+                _ = tick.tick() => {}
+                () = wake.notified() => {}
+            }
+            match self.agents().refresh_from_store().await {
+                Ok((0, 0)) => {}
+                Ok((added, revoked)) => {
+                    info!(
+                        added,
+                        revoked, "picked up agents enrolled or revoked elsewhere"
+                    );
+                }
+                Err(error) => warn!(%error, "could not read the agents other replicas wrote"),
+            }
+            match self.agents().refresh_hidden_paths().await {
+                Ok(0) => {}
+                Ok(changed) => info!(
+                    changed,
+                    "picked up hidden paths set through another replica"
+                ),
+                Err(error) => warn!(%error, "could not read the hidden paths other replicas set"),
+            }
+        }
     }
 
     /// Fences this replica: its agent streams are closed (the agents move to another

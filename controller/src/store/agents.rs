@@ -310,6 +310,24 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
+    /// Every agent's hidden paths (what an admin added), revoked agents left out.
+    pub async fn list_hidden_paths(&self) -> Result<Vec<(AgentId, Vec<String>)>> {
+        let rows = sqlx::query("SELECT id, hidden_paths FROM agents WHERE revoked_at IS NULL")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get("id")?;
+                let id = id.parse().map_err(|_| {
+                    Error::InvalidInput(format!("stored agent id {id:?} is not a UUID"))
+                })?;
+                let paths = serde_json::from_str(&row.try_get::<String, _>("hidden_paths")?)
+                    .unwrap_or_default();
+                Ok((id, paths))
+            })
+            .collect()
+    }
+
     /// Records a renewed certificate.
     pub async fn record_renewal(&self, id: AgentId, serial: &str, expires_at: i64) -> Result<()> {
         sqlx::query("UPDATE agents SET cert_serial = $1, cert_expires_at = $2 WHERE id = $3")

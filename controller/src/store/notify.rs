@@ -18,6 +18,8 @@ use super::{Backend, Store};
 pub const APPROVALS: &str = "vigil_approval";
 /// A turn's cancel was asked of another replica (payload: the session id).
 pub const CANCELS: &str = "vigil_turn_cancel";
+/// An agent was revoked or its hidden paths changed (payload: the agent id).
+pub const AGENTS: &str = "vigil_agent";
 
 impl Store {
     /// Sends `payload` on `channel` to every listening replica (PostgreSQL only). A
