@@ -60,14 +60,36 @@ pub struct Assistant {
     inner: Arc<Inner>,
 }
 
-/// Removes a session's running turn when the turn ends.
+/// A session's running turn, here and in the store; [`TurnSlot::release`] ends both (a
+/// slot dropped unreleased ends them in the background).
 struct TurnSlot {
     assistant: Assistant,
     session_id: String,
+    released: bool,
+}
+
+impl TurnSlot {
+    /// Ends the turn: the session takes another, on any replica, once this returns.
+    async fn release(mut self) {
+        self.released = true;
+        self.assistant.turns().remove(&self.session_id);
+        let replica = self.assistant.approvals().replica().to_owned();
+        let ended = self
+            .assistant
+            .store()
+            .end_turn(&self.session_id, &replica)
+            .await;
+        if let Err(error) = ended {
+            tracing::warn!(session = %self.session_id, %error, "could not record the end of a turn");
+        }
+    }
 }
 
 impl Drop for TurnSlot {
     fn drop(&mut self) {
+        if self.released {
+            return;
+        }
         self.assistant.turns().remove(&self.session_id);
         let (store, session) = (self.assistant.store().clone(), self.session_id.clone());
         let replica = self.assistant.approvals().replica().to_owned();
@@ -222,42 +244,31 @@ impl Assistant {
             caller.role,
         )?;
         let cancel = CancellationToken::new();
-        {
-            let mut turns = self.turns();
-            if turns.contains_key(&session.id) {
-                return Err(Error::coded_with(
-                    ApiCode::Conflict,
-                    format!(
-                        "a turn is already running in session {}; wait for it or cancel it",
-                        session.id
-                    ),
-                    serde_json::json!({ "session_id": session.id }),
-                ));
-            }
-            turns.insert(session.id.clone(), cancel.clone());
-        }
-        // One turn per session across replicas too.
-        let claimed = store
-            .claim_turn(&session.id, self.approvals().replica(), unix_now())
-            .await;
-        if !claimed.as_ref().is_ok_and(|won| *won) {
-            self.turns().remove(&session.id);
-            claimed?;
-            return Err(Error::coded_with(
-                ApiCode::Conflict,
-                format!(
-                    "a turn is already running in session {} on another controller replica; \
-                     wait for it or cancel it",
-                    session.id
-                ),
-                serde_json::json!({ "session_id": session.id }),
-            ));
-        }
+        self.reserve_turn(&session.id, &cancel).await?;
         let slot = TurnSlot {
             assistant: self.clone(),
             session_id: session.id.clone(),
+            released: false,
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        // The turn's events reach the client through a relay that holds `done` back until
+        // the session's state is stored and the turn let go of the session: a client that
+        // sends the next message on `done`, through any replica, finds the session free
+        // and its state current.
+        let (tx, mut relayed) = mpsc::unbounded_channel::<ChatEvent>();
+        let (client, rx) = mpsc::unbounded_channel();
+        let (settled, settled_rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let mut settled_rx = Some(settled_rx);
+            while let Some(event) = relayed.recv().await {
+                if matches!(event, ChatEvent::Done { .. })
+                    && let Some(settled_rx) = settled_rx.take()
+                {
+                    let _ = settled_rx.await;
+                }
+                // A client that went away does not stop the turn.
+                let _ = client.send(event);
+            }
+        });
         let _ = tx.send(ChatEvent::Session {
             session_id: session.id.clone(),
             control_level: level.as_str().into(),
@@ -299,11 +310,46 @@ impl Assistant {
                     }
                     Err(error) => tracing::warn!(%error, "could not encode the session's state"),
                 }
-                drop(slot);
+                slot.release().await;
+                let _ = settled.send(());
             },
             span,
         ));
         Ok(rx)
+    }
+
+    /// Reserves `session`'s turn, here and across replicas; `CONFLICT` while another turn
+    /// runs.
+    async fn reserve_turn(&self, session: &str, cancel: &CancellationToken) -> Result<()> {
+        let conflict = || {
+            Error::coded_with(
+                ApiCode::Conflict,
+                format!("a turn is already running in session {session}; wait for it or cancel it"),
+                serde_json::json!({ "session_id": session }),
+            )
+        };
+        {
+            let mut turns = self.turns();
+            if turns.contains_key(session) {
+                return Err(conflict());
+            }
+            turns.insert(session.to_owned(), cancel.clone());
+        }
+        let claimed = self
+            .store()
+            .claim_turn(session, self.approvals().replica(), unix_now())
+            .await;
+        match claimed {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.turns().remove(session);
+                Err(conflict())
+            }
+            Err(error) => {
+                self.turns().remove(session);
+                Err(error)
+            }
+        }
     }
 
     /// Cancels the running turn of a session (stops the model, kills its commands) and

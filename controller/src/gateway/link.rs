@@ -12,7 +12,7 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::{Instrument, debug, info, info_span, warn};
 use vigil_proto::agent::v1::agent_link_server::AgentLink;
 use vigil_proto::agent::v1::{
-    AgentMessage, Hello, HelloAck, HostFacts, RenewRequest, RenewResponse, agent_message,
+    AgentMessage, Goodbye, Hello, HelloAck, HostFacts, RenewRequest, RenewResponse, agent_message,
     controller_message,
 };
 use vigil_shared::ids::AgentId;
@@ -111,6 +111,20 @@ impl LinkService {
         if !hidden.is_empty() && !session.try_send(crate::agents::sandbox_policy(&hidden)) {
             // Its stream went away already; without the paths it must not run reads.
             return Err(Error::AgentGone(cert_id));
+        }
+        // The newest stream wins over one gone silent for two heartbeat intervals (a
+        // half-open link the agent has given up on); a live one, heartbeating, is kept and
+        // this one refused (`ALREADY_EXISTS`: a cloned state directory shows up so).
+        if let Some(old) = sessions.get(cert_id) {
+            let silent_ms = unix_now_ms().saturating_sub(old.last_seen_ms());
+            if u128::try_from(silent_ms).unwrap_or(0) > 2 * self.heartbeat.as_millis() {
+                info!(agent = %cert_id, silent_ms, "a new stream replaces one gone silent");
+                old.close(Some(Goodbye {
+                    reason: "a newer stream of this agent replaced this one".into(),
+                    retry: true,
+                }));
+                sessions.remove(cert_id, old.conn());
+            }
         }
         sessions.insert(session.clone())?;
         // This replica holds the agent's newest stream now; one on another replica is

@@ -1,5 +1,5 @@
 //! The AgentLink stream over real mutual TLS with a fake agent: hello and ack, one live
-//! stream per identity, commands dispatched from the HTTP API and their events routed back
+//! stream per identity (a newer one replaces one gone silent), commands dispatched from the HTTP API and their events routed back
 //! (JSON and server-sent events), cancellation when the HTTP client leaves, revocation,
 //! heartbeat timeout and certificate renewal.
 
@@ -253,6 +253,43 @@ async fn a_silent_stream_is_dropped_after_three_heartbeat_intervals() {
         })
         .await
     );
+    ctrl.stop().await;
+}
+
+/// A stream silent for more than two heartbeat intervals (a half-open link) gives way to a
+/// newer one of the same agent, which the controller then holds; the old one gets a
+/// goodbye that tells it to reconnect.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_newer_stream_replaces_one_gone_silent() {
+    let ctrl = TestController::start(false, Duration::from_secs(1)).await;
+    let token = ctrl.token(1, 3600, &[]).await;
+    let agent = enroll(&ctrl, &token, "a", "").await.unwrap();
+    let mut first = connect(&ctrl, &agent, hello(&agent.id, false))
+        .await
+        .unwrap();
+    first.recv().await.unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(2400)).await;
+    let mut second = connect(&ctrl, &agent, hello(&agent.id, false))
+        .await
+        .expect("the newer stream is taken");
+    let ack = second.recv().await.unwrap().unwrap();
+    assert!(matches!(
+        ack.kind,
+        Some(controller_message::Kind::HelloAck(_))
+    ));
+    let goodbye = first.recv().await;
+    assert!(
+        matches!(&goodbye, Ok(Some(m)) if matches!(&m.kind,
+            Some(controller_message::Kind::Goodbye(g)) if g.retry)),
+        "{goodbye:?}"
+    );
+    second
+        .send(agent_message::Kind::Heartbeat(Heartbeat {
+            seq: 1,
+            unix_ms: 0,
+        }))
+        .await;
+    assert!(connected(&ctrl, &agent.id).await);
     ctrl.stop().await;
 }
 
