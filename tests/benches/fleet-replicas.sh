@@ -39,19 +39,9 @@ command -v psql >/dev/null || die "psql is needed to make the schema (Debian: po
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-if [[ "${FLEET_NO_BUILD:-0}" != 1 ]]; then
-  "$CARGO" build --release -p vigil-controller -p vigil-tests --bin vigil-controller --bin vigil-fleet
-fi
-ctl="$root/target/release/vigil-controller"
-fleet="$root/target/release/vigil-fleet"
-
-hard="$(ulimit -Hn)"
-if [[ "$hard" != unlimited ]]; then
-  ulimit -Sn "$hard"
-  ((hard >= AGENTS + 256)) || die "the hard open-file limit is $hard, too low for $AGENTS agents"
-else
-  ulimit -Sn 1048576 2>/dev/null || true
-fi
+# shellcheck source=tests/benches/fleet-lib.sh
+source "$root/tests/benches/fleet-lib.sh"
+fleet_prepare "$AGENTS"
 
 work="$(mktemp -d /tmp/vigil-fleet-replicas.XXXXXX)"
 schema="vigil_fleet_$$"

@@ -31,22 +31,9 @@ cd "$root"
 if ((${FLEET_REPLICAS:-1} > 1)); then
   exec "$root/tests/benches/fleet-replicas.sh"
 fi
-if [[ "${FLEET_NO_BUILD:-0}" != 1 ]]; then
-  "$CARGO" build --release -p vigil-controller -p vigil-tests --bin vigil-controller --bin vigil-fleet
-fi
-ctl="$root/target/release/vigil-controller"
-fleet="$root/target/release/vigil-fleet"
-
-hard="$(ulimit -Hn)"
-if [[ "$hard" != unlimited ]]; then
-  ulimit -Sn "$hard"
-  if ((hard < AGENTS + 256)); then
-    echo "fleet: the hard open-file limit is $hard, too low for $AGENTS agents (each process needs one socket per agent); raise it as root (ulimit -Hn) or lower FLEET_AGENTS" >&2
-    exit 1
-  fi
-else
-  ulimit -Sn 1048576 2>/dev/null || true
-fi
+# shellcheck source=tests/benches/fleet-lib.sh
+source "$root/tests/benches/fleet-lib.sh"
+fleet_prepare "$AGENTS"
 
 if [[ -n "${FLEET_DIR:-}" ]]; then
   work="$FLEET_DIR"

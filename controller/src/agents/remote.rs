@@ -82,17 +82,4 @@ impl RemoteStreams {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&agent);
     }
-
-    /// How many agents other replicas hold.
-    pub fn len(&self) -> usize {
-        self.map
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-    }
-
-    /// True when other replicas hold none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

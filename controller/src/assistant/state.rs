@@ -142,10 +142,8 @@ mod tests {
     use super::*;
     use crate::tools::call::parse_call;
 
-    #[test]
-    fn the_stored_state_brings_back_the_fsm_the_context_and_the_turn() {
-        let mut state = SessionState::default();
-        state.begin_turn();
+    /// A write on a mentioned resource: the session is left verifying.
+    fn wrote(state: &mut SessionState) -> ToolCall {
         state.mention(crate::assistant::gates::test_resource(
             "lxc:delly:141",
             "homepage",
@@ -158,6 +156,14 @@ mod tests {
         .unwrap();
         state.check(&write, ToolClass::Write).unwrap();
         state.after_call("control", ToolClass::Write, true, Some("x"));
+        write
+    }
+
+    #[test]
+    fn the_stored_state_brings_back_the_fsm_the_context_and_the_turn() {
+        let mut state = SessionState::default();
+        state.begin_turn();
+        let write = wrote(&mut state);
         let json = serde_json::to_string(&state.to_stored()).unwrap();
         let back = SessionState::from_stored(serde_json::from_str(&json).unwrap());
         assert_eq!(back.fsm_state(), FsmState::Verifying, "{json}");
@@ -182,18 +188,7 @@ mod tests {
     #[test]
     fn reset_clears_the_fsm_and_the_context_together() {
         let mut state = SessionState::default();
-        state.mention(crate::assistant::gates::test_resource(
-            "lxc:delly:141",
-            "homepage",
-            Some("node:delly"),
-        ));
-        let write = parse_call(
-            "control",
-            r#"{"action":"command","resource_id":"homepage","command":"x"}"#,
-        )
-        .unwrap();
-        state.check(&write, ToolClass::Write).unwrap();
-        state.after_call("control", ToolClass::Write, true, Some("x"));
+        let write = wrote(&mut state);
         assert_eq!(state.fsm_state(), FsmState::Verifying);
         state.reset();
         assert_eq!(state.fsm_state(), FsmState::Resolving);

@@ -144,25 +144,16 @@ impl CertificateAuthority {
         lifetime: Duration,
         now: OffsetDateTime,
     ) -> Result<IssuedCert> {
-        let mut params = CertificateParams::default();
-        let mut name = DistinguishedName::new();
-        name.push(DnType::CommonName, format!("vigil-replica {id}"));
-        name.push(DnType::OrganizationName, "Vigil replicas");
-        params.distinguished_name = name;
         let uri = format!("vigil://replica/{id}")
             .try_into()
             .map_err(|e| Error::Certificate(format!("replica URI: {e}")))?;
         sans.push(SanType::URI(uri));
-        params.subject_alt_names = sans;
-        params.extended_key_usages = vec![
+        let ekus = vec![
             ExtendedKeyUsagePurpose::ServerAuth,
             ExtendedKeyUsagePurpose::ClientAuth,
         ];
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.not_before = now - BACKDATE;
-        params.not_after = now + lifetime;
-        params.serial_number = Some(random_serial()?);
-        params.use_authority_key_identifier_extension = true;
+        let name = (format!("vigil-replica {id}"), "Vigil replicas");
+        let params = leaf_params(name, sans, ekus, lifetime, now)?;
         let cert = params
             .signed_by(key, &self.issuer)
             .map_err(cert_error("signing a replica certificate"))?;
@@ -217,22 +208,17 @@ impl CertificateAuthority {
         }
         let csr = CertificateSigningRequestParams::from_pem(csr_pem)
             .map_err(|e| Error::BadCsr(e.to_string()))?;
-        let mut params = CertificateParams::default();
-        let mut name = DistinguishedName::new();
-        name.push(DnType::CommonName, agent.to_string());
-        name.push(DnType::OrganizationName, "Vigil agents");
-        params.distinguished_name = name;
         let uri = agent
             .uri()
             .try_into()
             .map_err(|e| Error::Certificate(format!("agent URI: {e}")))?;
-        params.subject_alt_names = vec![SanType::URI(uri)];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.not_before = now - BACKDATE;
-        params.not_after = now + AGENT_CERT_LIFETIME;
-        params.serial_number = Some(random_serial()?);
-        params.use_authority_key_identifier_extension = true;
+        let params = leaf_params(
+            (agent.to_string(), "Vigil agents"),
+            vec![SanType::URI(uri)],
+            vec![ExtendedKeyUsagePurpose::ClientAuth],
+            AGENT_CERT_LIFETIME,
+            now,
+        )?;
         let cert = params
             .signed_by(&csr.public_key, &self.issuer)
             .map_err(|e| Error::BadCsr(e.to_string()))?;
@@ -247,23 +233,43 @@ impl CertificateAuthority {
         lifetime: Duration,
         now: OffsetDateTime,
     ) -> Result<IssuedCert> {
-        let mut params = CertificateParams::default();
-        let mut name = DistinguishedName::new();
-        name.push(DnType::CommonName, "vigil-gateway");
-        name.push(DnType::OrganizationName, "Vigil");
-        params.distinguished_name = name;
-        params.subject_alt_names = sans;
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.not_before = now - BACKDATE;
-        params.not_after = now + lifetime;
-        params.serial_number = Some(random_serial()?);
-        params.use_authority_key_identifier_extension = true;
+        let params = leaf_params(
+            ("vigil-gateway".to_owned(), "Vigil"),
+            sans,
+            vec![ExtendedKeyUsagePurpose::ServerAuth],
+            lifetime,
+            now,
+        )?;
         let cert = params
             .signed_by(key, &self.issuer)
             .map_err(cert_error("signing the gateway certificate"))?;
         issued(cert.pem(), cert.der().clone())
     }
+}
+
+/// The fields every certificate the CA issues shares: the subject (common name,
+/// organization), `sans`, the usages `ekus` plus digital signature, valid from a little
+/// before `now` for `lifetime`, a random serial, the CA's key identifier.
+fn leaf_params(
+    (common_name, organization): (String, &str),
+    sans: Vec<SanType>,
+    ekus: Vec<ExtendedKeyUsagePurpose>,
+    lifetime: Duration,
+    now: OffsetDateTime,
+) -> Result<CertificateParams> {
+    let mut params = CertificateParams::default();
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, common_name);
+    name.push(DnType::OrganizationName, organization);
+    params.distinguished_name = name;
+    params.subject_alt_names = sans;
+    params.extended_key_usages = ekus;
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.not_before = now - BACKDATE;
+    params.not_after = now + lifetime;
+    params.serial_number = Some(random_serial()?);
+    params.use_authority_key_identifier_extension = true;
+    Ok(params)
 }
 
 fn issued(pem: String, der: CertificateDer<'static>) -> Result<IssuedCert> {

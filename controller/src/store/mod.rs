@@ -82,13 +82,22 @@ pub struct DatabaseArg {
     pub database_url: Option<String>,
 }
 
-/// The controller's database, cheap to clone.
-#[derive(Debug, Clone)]
+/// The controller's database, cheap to clone. Its `Debug` leaves out the URL, which holds
+/// the database's password.
+#[derive(Clone)]
 pub struct Store {
     pool: DbPool,
     backend: Backend,
     /// The URL it was opened with (for `LISTEN`, which needs a connection of its own).
     url: std::sync::Arc<str>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {
@@ -225,6 +234,15 @@ pub(crate) mod test_support {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[tokio::test]
+    async fn a_store_never_shows_its_url() {
+        for (store, cleanup) in test_support::all_stores().await {
+            let shown = format!("{store:?}");
+            assert!(!shown.contains("://"), "{shown}");
+            cleanup.finish().await.unwrap();
+        }
+    }
 
     #[tokio::test]
     async fn the_database_is_private_in_wal_mode_and_migrates_twice() {

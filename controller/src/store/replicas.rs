@@ -205,23 +205,6 @@ impl Store {
         Ok(())
     }
 
-    /// The streams the table says `replica` holds: (agent, conn).
-    pub async fn agents_owned_by(&self, replica: &str) -> Result<Vec<(AgentId, u64)>> {
-        let rows = sqlx::query("SELECT agent_id, conn FROM agent_owners WHERE replica_id = $1")
-            .bind(replica)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter()
-            .map(|row| {
-                let conn: i64 = row.try_get("conn")?;
-                Ok((
-                    parse_agent(&row.try_get::<String, _>("agent_id")?)?,
-                    u64::try_from(conn).unwrap_or_default(),
-                ))
-            })
-            .collect()
-    }
-
     /// Every agent held by a live replica, with that replica's forwarding address.
     pub async fn live_agent_owners(&self) -> Result<Vec<AgentOwner>> {
         self.owners_where("", None).await
@@ -297,13 +280,17 @@ mod tests {
             // A newer stream on b takes the agent, though b is not live: nobody owns it.
             store.claim_agent(agent, "b", 7).await.unwrap();
             assert_eq!(store.live_owner_of(agent).await.unwrap(), None);
-            assert!(store.agents_owned_by("a").await.unwrap().is_empty());
-            assert_eq!(store.agents_owned_by("b").await.unwrap(), vec![(agent, 7)]);
             // a's old stream ending does not remove b's row; b's does.
             store.release_agent(agent, "a", 1).await.unwrap();
-            assert_eq!(store.agents_owned_by("b").await.unwrap().len(), 1);
             store.renew_replica(&b, 1, "serving", 60_000).await.unwrap();
-            assert_eq!(store.live_agent_owners().await.unwrap().len(), 1);
+            let owners = store.live_agent_owners().await.unwrap();
+            assert_eq!(
+                owners
+                    .iter()
+                    .map(|o| (o.agent, o.replica_id.as_str(), o.conn))
+                    .collect::<Vec<_>>(),
+                vec![(agent, "b", 7)]
+            );
             store.release_agent(agent, "b", 7).await.unwrap();
             assert!(store.live_agent_owners().await.unwrap().is_empty());
 
@@ -314,7 +301,12 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(store.forget_lapsed_replicas(60_000).await.unwrap(), 1);
-            assert!(store.agents_owned_by("b").await.unwrap().is_empty());
+            store.renew_replica(&b, 1, "serving", 60_000).await.unwrap();
+            assert!(
+                store.live_agent_owners().await.unwrap().is_empty(),
+                "b's streams went with its row"
+            );
+            store.remove_replica("b").await.unwrap();
             store.remove_replica("a").await.unwrap();
             assert!(store.list_replicas().await.unwrap().is_empty());
         }
