@@ -43,6 +43,10 @@ pub const ENV_CLUSTER_LISTEN: &str = "VIGIL_CLUSTER_LISTEN";
 pub const ENV_CLUSTER_ADVERTISE: &str = "VIGIL_CLUSTER_ADVERTISE";
 /// Environment variable for `--gateway-endpoints` (comma-separated).
 pub const ENV_GATEWAY_ENDPOINTS: &str = "VIGIL_GATEWAY_ENDPOINTS";
+/// Environment variable for `--mcp-approval-wait-s`.
+pub const ENV_MCP_APPROVAL_WAIT_S: &str = "VIGIL_MCP_APPROVAL_WAIT_S";
+/// Environment variable for `--mcp-allowed-origins` (comma-separated).
+pub const ENV_MCP_ALLOWED_ORIGINS: &str = "VIGIL_MCP_ALLOWED_ORIGINS";
 /// Environment variable for `--heartbeat-interval-s`.
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
 /// Environment variable for `--approval-timeout-s`.
@@ -196,6 +200,8 @@ pub struct Config {
     pub gateway_endpoints: Vec<String>,
     /// The model behind the chat; `None` when none is configured (the chat says so).
     pub llm: Option<LlmConfig>,
+    /// The MCP server's settings.
+    pub mcp: crate::mcp::McpSettings,
 }
 
 fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
@@ -337,6 +343,7 @@ impl Config {
             cluster: None,
             gateway_endpoints: Vec::new(),
             llm: None,
+            mcp: crate::mcp::McpSettings::default(),
         }
     }
 
@@ -491,6 +498,14 @@ impl Config {
             args.gateway_endpoints
         };
         let gateway_endpoints = crate::cluster::gateway_endpoints(&endpoints)?;
+        let mcp = mcp_settings(
+            args.mcp_approval_wait_s.or(file.mcp_approval_wait_s),
+            if args.mcp_allowed_origins.is_empty() {
+                file.mcp_allowed_origins.unwrap_or_default()
+            } else {
+                args.mcp_allowed_origins.clone()
+            },
+        )?;
         Ok(Config {
             data_dir,
             http_listen,
@@ -536,8 +551,37 @@ impl Config {
             cluster,
             gateway_endpoints,
             llm,
+            mcp,
         })
     }
+}
+
+/// The MCP server's settings: the wait of a write call (0-3600 s, default 60) and the
+/// browser origins allowed (each `http://` or `https://` and a host).
+fn mcp_settings(wait_s: Option<u64>, origins: Vec<String>) -> Result<crate::mcp::McpSettings> {
+    let wait_s = wait_s.unwrap_or(crate::mcp::calls::DEFAULT_APPROVAL_WAIT_S);
+    if wait_s > 3600 {
+        return Err(Error::Config(format!(
+            "--mcp-approval-wait-s {wait_s} must be between 0 and 3600"
+        )));
+    }
+    let mut allowed = Vec::with_capacity(origins.len());
+    for origin in origins.iter().map(|o| o.trim()).filter(|o| !o.is_empty()) {
+        let host = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"))
+            .map(|rest| rest.trim_end_matches('/'));
+        if host.is_none_or(|h| h.is_empty() || h.contains('/')) {
+            return Err(Error::Config(format!(
+                "--mcp-allowed-origins: {origin:?} is not an origin (http:// or https://, a host and an optional port)"
+            )));
+        }
+        allowed.push(origin.to_owned());
+    }
+    Ok(crate::mcp::McpSettings {
+        approval_wait: Duration::from_secs(wait_s),
+        allowed_origins: allowed,
+    })
 }
 
 #[cfg(test)]

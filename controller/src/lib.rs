@@ -48,6 +48,7 @@ pub mod http_tls;
 pub mod inventory;
 pub mod llm;
 pub mod local_agent;
+pub mod mcp;
 pub mod metrics;
 pub mod pki;
 pub mod policy_cli;

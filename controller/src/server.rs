@@ -243,6 +243,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         rate: api::rate::RateLimits::new(config.rate, metrics.clone()),
         metrics,
         cluster: cluster.clone(),
+        mcp: config.mcp.clone(),
     };
     let grpc_chat = api::grpc_chat::routes(state.assistant.clone(), state.access.clone()).await;
     let router = api::router(

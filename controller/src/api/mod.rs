@@ -74,6 +74,8 @@ pub struct ApiState {
     pub rate: rate::RateLimits,
     /// This replica among the controller's replicas.
     pub cluster: crate::cluster::Cluster,
+    /// The MCP server's settings (`/mcp`).
+    pub mcp: crate::mcp::McpSettings,
 }
 
 /// Options that change which routes exist.
@@ -122,7 +124,8 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route(
             "/v1/chat/completions",
             post(openai_compat::completions).route_layer(limited(rate::Class::Chat)),
-        );
+        )
+        .merge(crate::mcp::routes(&state).route_layer(limited(rate::Class::Exec)));
     let operator = Router::new()
         .route(
             "/api/exec/write",

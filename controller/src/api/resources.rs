@@ -11,6 +11,8 @@ use vigil_shared::ids::AgentId;
 use vigil_shared::resource::{Resource, ResourceId, ResourceKind};
 
 use super::ApiState;
+use crate::agents::Agents;
+use crate::inventory::ResourceView;
 use crate::{Error, Result};
 
 /// Default and largest page.
@@ -52,8 +54,8 @@ pub fn parse_limit(limit: Option<usize>) -> Result<usize> {
 }
 
 /// One search result: `{id, kind, name, aliases, parent, status, agent}`, `agent` being
-/// the agent of the first path of the chain.
-fn summary(resource: &Resource) -> Value {
+/// the agent of the first path of the chain (also the MCP resource index's entries).
+pub fn summary(resource: &Resource) -> Value {
     json!({
         "id": resource.id,
         "kind": resource.kind,
@@ -88,7 +90,12 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         .inventory()
         .get(&id)
         .ok_or_else(|| Error::NotFound(format!("no resource {id}")))?;
-    let agents = &state.agents;
+    Ok(Json(detail(&state.agents, &view)))
+}
+
+/// One resource with its facts, children and routing chain (whether each path's agent
+/// is connected now): `GET /api/resources/{id}` and the MCP resource of the same id.
+pub fn detail(agents: &Agents, view: &ResourceView) -> Value {
     let chain: Vec<Value> = view
         .resource
         .paths
@@ -107,7 +114,7 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         })
         .collect();
     let r = &view.resource;
-    Ok(Json(json!({
+    json!({
         "id": r.id,
         "kind": r.kind,
         "name": r.name,
@@ -117,5 +124,5 @@ pub async fn get(State(state): State<ApiState>, Path(id): Path<String>) -> Resul
         "facts": r.facts,
         "children": view.children,
         "chain": chain,
-    })))
+    })
 }

@@ -22,6 +22,25 @@ pub struct ClientArgs {
     pub data_dir: DataDirArg,
 }
 
+/// The API token: `VIGIL_TOKEN`, or `admin.token` in `--data-dir`.
+pub fn token(args: &ClientArgs) -> Result<String> {
+    match std::env::var(ENV_TOKEN) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
+        _ => {
+            let dir = DataDir::new(&args.data_dir.data_dir);
+            dir.read_optional(ADMIN_TOKEN)?
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "no API token: set {ENV_TOKEN} or point --data-dir at the controller's directory ({} not found)",
+                        dir.path(ADMIN_TOKEN).display()
+                    ))
+                })
+        }
+    }
+}
+
 /// An authenticated client of one controller.
 #[derive(Debug, Clone)]
 pub struct ApiClient {
@@ -33,21 +52,7 @@ pub struct ApiClient {
 impl ApiClient {
     /// A client for `args.url` with the token from the environment or the data directory.
     pub fn new(args: &ClientArgs) -> Result<Self> {
-        let token = match std::env::var(ENV_TOKEN) {
-            Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-            _ => {
-                let dir = DataDir::new(&args.data_dir.data_dir);
-                dir.read_optional(ADMIN_TOKEN)?
-                    .map(|t| t.trim().to_owned())
-                    .filter(|t| !t.is_empty())
-                    .ok_or_else(|| {
-                        Error::Config(format!(
-                            "no API token: set {ENV_TOKEN} or point --data-dir at the controller's directory ({} not found)",
-                            dir.path(ADMIN_TOKEN).display()
-                        ))
-                    })?
-            }
-        };
+        let token = token(args)?;
         let http = reqwest::Client::builder()
             .build()
             .map_err(|source| Error::Http {

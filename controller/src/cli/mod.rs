@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod exec;
 pub mod exec_fanout;
 pub mod exec_write;
+pub mod mcp;
 pub mod policy;
 pub mod ready;
 pub mod resources;
@@ -101,6 +102,10 @@ pub enum Command {
     /// List the controller's replicas: state, agents held, addresses, lease (through the
     /// running controller's API; admin token).
     Cluster(cluster::ClusterArgs),
+    /// Serve MCP over standard input and output, for MCP clients that launch a local
+    /// command: every request goes to the running controller's /mcp with the API token
+    /// (VIGIL_URL, VIGIL_TOKEN); its gates and approvals apply as over HTTP.
+    Mcp(mcp::McpArgs),
 }
 
 impl Cli {
@@ -131,6 +136,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Policy(command) => policy::run(command).map(|()| 0),
         Command::Ready(args) => ready::run(&args),
         Command::Cluster(args) => cluster::run(&args).map(|()| 0),
+        Command::Mcp(args) => mcp::run(&args).map(|()| 0),
     }
 }
 

@@ -133,6 +133,16 @@ pub struct ServeArgs {
     /// Default: only the address agents enroll with.
     #[arg(long, env = ENV_GATEWAY_ENDPOINTS, value_delimiter = ',', value_name = "HOST:PORT")]
     pub gateway_endpoints: Vec<String>,
+    /// [key mcp_approval_wait_s] Seconds an MCP client's write call waits for a person's
+    /// decision before it answers APPROVAL_REQUIRED with the approval's id (0-3600, default
+    /// 60); the approval stays pending until it expires (--approval-timeout-s).
+    #[arg(long, env = ENV_MCP_APPROVAL_WAIT_S, value_name = "SECONDS")]
+    pub mcp_approval_wait_s: Option<u64>,
+    /// [key mcp_allowed_origins] Browser origins (scheme://host[:port], comma-separated)
+    /// allowed to call /mcp. A request with any other Origin header is refused with 403;
+    /// clients that send none (every non-browser client) are not affected. Default: none.
+    #[arg(long, env = ENV_MCP_ALLOWED_ORIGINS, value_delimiter = ',', value_name = "ORIGIN")]
+    pub mcp_allowed_origins: Vec<String>,
     /// [key llm.provider] The model API's protocol: openai (any OpenAI-compatible server:
     /// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, LiteLLM) or anthropic. No
     /// provider: the chat answers that no model is configured.

@@ -36,6 +36,8 @@ pub struct FileConfig {
     pub cluster_listen: Option<String>,
     pub cluster_advertise: Option<String>,
     pub gateway_endpoints: Option<Vec<String>>,
+    pub mcp_approval_wait_s: Option<u64>,
+    pub mcp_allowed_origins: Option<Vec<String>>,
     /// The `[llm]` table: the model API.
     pub llm: Option<LlmFileConfig>,
 }

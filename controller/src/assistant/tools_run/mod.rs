@@ -72,11 +72,13 @@ pub(super) struct Prepared {
     pub target: Option<Resource>,
 }
 
-/// Runs tool calls for one turn.
+/// Runs tool calls for one turn, or for one client of the tools (MCP).
 #[derive(Debug, Clone)]
 pub struct ToolRunner {
     pub(super) assistant: Assistant,
-    pub(super) session_id: String,
+    /// The chat session the calls belong to (its approvals name it); `None` for an MCP
+    /// client's calls.
+    pub(super) session_id: Option<String>,
     pub(super) level: ControlLevel,
     pub(super) actor: String,
     events: mpsc::UnboundedSender<ChatEvent>,
@@ -112,11 +114,45 @@ impl ToolRunner {
     pub fn new(turn: &Turn) -> ToolRunner {
         ToolRunner {
             assistant: turn.assistant.clone(),
-            session_id: turn.session_id.clone(),
+            session_id: Some(turn.session_id.clone()),
             level: turn.level,
             actor: format!("{} (assistant {})", turn.caller.name, turn.session_id),
             events: turn.events_sender(),
             cancel: turn.cancel.clone(),
+        }
+    }
+
+    /// The runner of a tool client outside chat (an MCP client): the same gates, its
+    /// approvals in no chat session, its events on `events`, its actor `actor` in the
+    /// audit trail.
+    pub fn for_client(
+        assistant: Assistant,
+        level: ControlLevel,
+        actor: String,
+        events: mpsc::UnboundedSender<ChatEvent>,
+        cancel: CancellationToken,
+    ) -> ToolRunner {
+        ToolRunner {
+            assistant,
+            session_id: None,
+            level,
+            actor,
+            events,
+            cancel,
+        }
+    }
+
+    /// Takes the resource a call names as chosen, as a user's mention is, when it names
+    /// exactly one (a canonical id, or a name or alias of one resource): what a client
+    /// without a session gives instead of resolving the name first.
+    pub fn adopt_named(&self, state: &mut SessionState, call: &ToolCall) {
+        let Ok(parsed) = parse_call(&call.name, &call.arguments) else {
+            return;
+        };
+        if let Some(name) = parsed.resource_id()
+            && let Ok(resource) = resolve::find(&self.assistant, state, name)
+        {
+            state.mention(resource);
         }
     }
 

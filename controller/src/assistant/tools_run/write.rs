@@ -162,7 +162,7 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
     };
     let classification = classify(&command);
     let new = NewApproval {
-        session_id: Some(runner.session_id.clone()),
+        session_id: runner.session_id.clone(),
         command: command.clone(),
         target: Some(route.target.to_string()),
         agent: Some(route.agent.to_string()),

@@ -1,0 +1,17 @@
+//! Vigil as a Model Context Protocol server (docs/mcp.md), over the official SDK (`rmcp`):
+//! `POST /mcp` (streamable HTTP, [`http`]) behind the API's bearer tokens and an Origin
+//! check, and `vigil-controller mcp` (stdio, [`crate::cli::mcp`]) forwarding to it.
+//!
+//! The tools are the assistant's own (docs/design.md §9.1), listed with annotations from
+//! their class and narrowed to reads for a viewer ([`catalog`]); every call runs through
+//! the same gates as a chat tool call, with gate state per MCP session or per call, and a
+//! write becomes an approval a person decides ([`calls`]). The inventory is offered as
+//! resources ([`resources`]); [`handler`] ties them to the protocol.
+
+pub mod calls;
+pub mod catalog;
+pub mod handler;
+pub mod http;
+pub mod resources;
+
+pub use http::{McpSettings, routes};
