@@ -26,6 +26,7 @@ pub mod in_process;
 pub mod model_server;
 pub mod partition;
 mod process;
+pub mod python;
 mod tls;
 
 pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};

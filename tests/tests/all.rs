@@ -16,6 +16,7 @@ mod inventory_docker;
 mod inventory_proxmox;
 mod llm_providers;
 mod local_agent;
+mod mcp;
 mod openai_compat;
 mod partition;
 mod queue;

@@ -5,60 +5,19 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 use vigil_tests::chat::{ChatHost, scripted_llm_args};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
 
-fn venv_with_openai(dir: &Path) -> Option<std::path::PathBuf> {
-    let python = Command::new("python3").arg("--version").output();
-    if python.is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 is needed under CI"
-        );
-        eprintln!("skipping: needs python3");
-        return None;
-    }
-    let venv = dir.join("venv");
-    let made = Command::new("python3")
-        .arg("-m")
-        .arg("venv")
-        .arg(&venv)
-        .status()
-        .unwrap();
-    assert!(
-        made.success(),
-        "python3 -m venv failed (apt-get install python3-venv)"
-    );
-    let pip = Command::new(venv.join("bin/pip"))
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "openai>=1.40,<3",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        pip.status.success(),
-        "pip install openai: {}",
-        String::from_utf8_lossy(&pip.stderr)
-    );
-    Some(venv.join("bin/python"))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_openai_client_lists_models_and_chats_streaming_and_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(python) = tokio::task::spawn_blocking({
-        let dir = dir.path().to_owned();
-        move || venv_with_openai(&dir)
-    })
-    .await
-    .unwrap() else {
+    let Some(python) =
+        tokio::task::spawn_blocking(|| vigil_tests::python::venv("openai", &["openai>=1.40,<3"]))
+            .await
+            .unwrap()
+    else {
         return;
     };
     let model = ScriptedModel::start(Protocol::OpenAi).await;

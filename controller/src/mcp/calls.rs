@@ -216,10 +216,16 @@ impl McpCalls {
         };
         let mut entry = Entry::new(&caller.actor(), "mcp.call", &outcome)
             .command(&format!("{name} {arguments}"));
+        // The approval a write raised, or the one approval_status asked about.
         let approval = envelope
             .error_details()
             .and_then(|d| d.get("approval_id"))
             .or_else(|| envelope.data.as_ref().and_then(|d| d.get("approval_id")))
+            .or_else(|| {
+                (name == super::catalog::APPROVAL_STATUS)
+                    .then(|| arguments.get("approval_id"))
+                    .flatten()
+            })
             .and_then(Value::as_str);
         if let Some(id) = approval {
             entry = entry.approval(id);
@@ -247,7 +253,7 @@ fn pending(id: &str, expires_at: i64) -> Envelope {
              (Unix time) if nobody does. Call approval_status with this approval_id for its \
              outcome; do not call the write again."
         ),
-        true,
+        false,
         json!({ "approval_id": id, "status": "pending", "expires_at": expires_at, "auto_recoverable": false }),
     )
 }
