@@ -47,6 +47,10 @@ pub const ENV_GATEWAY_ENDPOINTS: &str = "VIGIL_GATEWAY_ENDPOINTS";
 pub const ENV_MCP_APPROVAL_WAIT_S: &str = "VIGIL_MCP_APPROVAL_WAIT_S";
 /// Environment variable for `--mcp-allowed-origins` (comma-separated).
 pub const ENV_MCP_ALLOWED_ORIGINS: &str = "VIGIL_MCP_ALLOWED_ORIGINS";
+/// Environment variable for `--mcp-server` (comma-separated NAME=URL).
+pub const ENV_MCP_SERVERS: &str = "VIGIL_MCP_SERVERS";
+/// Environment variable for `--mcp-server-trusted` (comma-separated names).
+pub const ENV_MCP_SERVERS_TRUSTED: &str = "VIGIL_MCP_SERVERS_TRUSTED";
 /// Environment variable for `--heartbeat-interval-s`.
 pub const ENV_HEARTBEAT_INTERVAL_S: &str = "VIGIL_HEARTBEAT_INTERVAL_S";
 /// Environment variable for `--approval-timeout-s`.
@@ -202,6 +206,8 @@ pub struct Config {
     pub llm: Option<LlmConfig>,
     /// The MCP server's settings.
     pub mcp: crate::mcp::McpSettings,
+    /// External MCP servers whose tools the assistant is offered.
+    pub mcp_servers: Vec<crate::mcp::external::ServerConfig>,
 }
 
 fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
@@ -344,6 +350,7 @@ impl Config {
             gateway_endpoints: Vec::new(),
             llm: None,
             mcp: crate::mcp::McpSettings::default(),
+            mcp_servers: Vec::new(),
         }
     }
 
@@ -506,6 +513,20 @@ impl Config {
                 args.mcp_allowed_origins.clone()
             },
         )?;
+        let mcp_servers = crate::mcp::external::config::servers(
+            &args.mcp_servers,
+            if args.mcp_servers_trusted.is_empty() {
+                file.mcp_servers_trusted.as_deref().unwrap_or_default()
+            } else {
+                &args.mcp_servers_trusted
+            },
+            file.mcp_servers.unwrap_or_default(),
+            |name| {
+                std::env::var(crate::mcp::external::config::token_variable(name))
+                    .ok()
+                    .filter(|t| !t.trim().is_empty())
+            },
+        )?;
         Ok(Config {
             data_dir,
             http_listen,
@@ -552,6 +573,7 @@ impl Config {
             gateway_endpoints,
             llm,
             mcp,
+            mcp_servers,
         })
     }
 }

@@ -199,11 +199,13 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     let dispatcher = Dispatcher::new(agents.clone()).with_cluster(cluster.clone());
     let exec = ExecService::new(agents.clone(), dispatcher.clone(), metrics.clone())
         .with_fanout_concurrency(config.fanout_concurrency);
+    let external = crate::mcp::external::ExternalTools::new(config.mcp_servers.clone());
     let approvals = Approvals::new(
         exec.clone(),
         pki.clone(),
         config.approval_timeout_s,
         cluster.id(),
+        external.clone(),
     );
     approvals.recover().await?;
     let lost_runs = approvals.clone();
@@ -230,6 +232,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         approvals.clone(),
         config.control_level,
         config.session_token_budget,
+        external.clone(),
     );
     let cancels = assistant.clone();
     let state = ApiState {
@@ -256,6 +259,7 @@ pub async fn start(config: &Config) -> Result<RunningController> {
 
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
+    external.start(&shutdown);
     tasks.spawn(gateway.serve(grpc_listener, shutdown.clone()));
     tasks.spawn(cluster.clone().keep_lease(shutdown.clone()));
     let (decided, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));

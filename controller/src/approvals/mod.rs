@@ -59,6 +59,8 @@ struct Inner {
     told: Mutex<std::collections::HashSet<String>>,
     /// The replica whose runs this service claims (empty for a controller in a test).
     replica: String,
+    /// The external MCP servers an approved tool call goes to.
+    external: crate::mcp::external::ExternalTools,
 }
 
 /// The approvals service (cheap to clone).
@@ -95,7 +97,14 @@ impl Approvals {
     /// The service: writes go through `exec`, grants are signed with the grant key of
     /// `pki`, approvals expire after `ttl_s` seconds, and the runs it claims carry the id
     /// of `replica` (so the others record them as unknown if it goes away mid-run).
-    pub fn new(exec: ExecService, pki: Arc<Pki>, ttl_s: u64, replica: &str) -> Self {
+    /// An approved call of an external MCP tool goes to its server in `external`.
+    pub fn new(
+        exec: ExecService,
+        pki: Arc<Pki>,
+        ttl_s: u64,
+        replica: &str,
+        external: crate::mcp::external::ExternalTools,
+    ) -> Self {
         Approvals {
             inner: Arc::new(Inner {
                 exec,
@@ -104,6 +113,7 @@ impl Approvals {
                 waiters: Mutex::new(HashMap::new()),
                 told: Mutex::default(),
                 replica: replica.to_owned(),
+                external,
             }),
         }
     }

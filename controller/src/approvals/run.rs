@@ -100,6 +100,11 @@ impl Approvals {
     }
 
     async fn dispatch(&self, row: &ApprovalRow) -> Result<ExecOutcome> {
+        if row.agent.is_none()
+            && let Some(server) = row.target.as_deref().and_then(|t| t.strip_prefix("mcp:"))
+        {
+            return self.call_external(row, server).await;
+        }
         let agent: AgentId = row
             .agent
             .as_deref()
@@ -146,6 +151,55 @@ impl Approvals {
                 self.notify(&id, WriteEvent::Output(stream, text.to_owned()));
             })
             .await
+    }
+}
+
+impl Approvals {
+    /// Runs an approved call of an external MCP tool (`command` is `mcp__NAME__TOOL
+    /// {arguments}`): its result stands for output, an error answer for a failed exit.
+    async fn call_external(&self, row: &ApprovalRow, server: &str) -> Result<ExecOutcome> {
+        let started = std::time::Instant::now();
+        let (name, arguments) = row.command.split_once(' ').unwrap_or((&row.command, "{}"));
+        let arguments: serde_json::Map<String, serde_json::Value> = serde_json::from_str(arguments)
+            .map_err(|e| {
+                Error::InvalidInput(format!("approval {} has no valid arguments: {e}", row.id))
+            })?;
+        let external = &self.inner.external;
+        let tool = external
+            .find(name)
+            .filter(|tool| tool.server == server)
+            .ok_or_else(|| {
+                Error::coded(
+                    crate::error::ApiCode::ExecutionFailed,
+                    format!(
+                        "{name} is not offered now: the MCP server {server} is not connected or no longer lists it"
+                    ),
+                )
+            })?;
+        let outcome = external.call(&tool, arguments).await;
+        let actor = row.decided_by.clone().unwrap_or_else(|| "approval".into());
+        let label = match &outcome {
+            Ok(result) if !result.is_error => "ok",
+            Ok(_) => "failed",
+            Err(_) => "error",
+        };
+        let entry = crate::audit::Entry::new(&actor, "mcp.external", label)
+            .command(&row.command)
+            .approval(&row.id);
+        crate::audit::record(self.store(), entry).await;
+        let result =
+            outcome.map_err(|e| Error::coded(crate::error::ApiCode::ExecutionFailed, e))?;
+        Ok(ExecOutcome {
+            stdout: result.text,
+            stderr: String::new(),
+            exit: crate::exec::ExecExit {
+                exit_code: Some(i32::from(result.is_error)),
+                signal: None,
+                truncated: result.truncated,
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                queued_ms: 0,
+            },
+        })
     }
 }
 

@@ -50,6 +50,7 @@ struct Inner {
     approvals: Approvals,
     ceiling: ControlLevel,
     token_budget: u64,
+    external: crate::mcp::external::ExternalTools,
     sessions: Mutex<HashMap<String, Arc<tokio::sync::Mutex<SessionState>>>>,
     turns: Mutex<HashMap<String, CancellationToken>>,
 }
@@ -105,13 +106,15 @@ impl Drop for TurnSlot {
 
 impl Assistant {
     /// The service: `provider` is `None` when no model is configured (direct mode still
-    /// works), `ceiling` the controller's control level.
+    /// works), `ceiling` the controller's control level, `external` the MCP servers whose
+    /// tools the model is offered besides Vigil's.
     pub fn new(
         provider: Option<Arc<dyn ModelProvider>>,
         exec: ExecService,
         approvals: Approvals,
         ceiling: ControlLevel,
         token_budget: u64,
+        external: crate::mcp::external::ExternalTools,
     ) -> Self {
         Assistant {
             inner: Arc::new(Inner {
@@ -120,6 +123,7 @@ impl Assistant {
                 approvals,
                 ceiling,
                 token_budget,
+                external,
                 sessions: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
             }),
@@ -134,6 +138,11 @@ impl Assistant {
     /// Tokens a session may use (0: no limit).
     pub fn token_budget(&self) -> u64 {
         self.inner.token_budget
+    }
+
+    /// The external MCP servers' tools.
+    pub fn external(&self) -> &crate::mcp::external::ExternalTools {
+        &self.inner.external
     }
 
     /// The exec service.

@@ -17,7 +17,7 @@ use crate::tools::class::ToolClass;
 /// False for `knowledge`, which touches only Vigil's own store: its `remember` is a write
 /// by class but needs no verification read (nor approval).
 fn touches_hosts(call: &ToolCall) -> bool {
-    call.name() != "knowledge"
+    call.name() != "knowledge" && !call.name().starts_with(crate::mcp::external::PREFIX)
 }
 
 /// What a session remembers between turns, in memory and, at the end of each turn, in the
@@ -81,7 +81,8 @@ impl SessionState {
 
     /// A call of `class` to `tool` ended (`ok`); `what` describes a write.
     pub fn after_call(&mut self, tool: &str, class: ToolClass, ok: bool, what: Option<&str>) {
-        if ok && tool != "knowledge" {
+        // Vigil's own store and other MCP servers are not hosts a read could verify.
+        if ok && tool != "knowledge" && !tool.starts_with(crate::mcp::external::PREFIX) {
             self.fsm.on_success(class, what);
         }
     }

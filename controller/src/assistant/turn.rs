@@ -234,7 +234,9 @@ impl Turn {
                 return;
             }
         };
-        let tools = prompt::tool_specs();
+        // The external MCP servers' lists as of now (their notifications keep them current
+        // during the turn).
+        self.assistant.external().refresh().await;
         let mut nudged = 0usize;
         let mut text_only_next = false;
         let mut executed: Vec<Executed> = Vec::new();
@@ -246,10 +248,11 @@ impl Turn {
             self.assistant.exec().metrics().iteration();
             let last = self.iterations == MAX_ITERATIONS;
             conversation.compact(self.iterations, |_, _| None);
+            let tools = prompt::tool_specs_with(&self.assistant.external().tools());
             let request = ChatRequest {
                 system: prompt::system(self.level, &state.context_block(), prefetched),
                 messages: conversation.messages().to_vec(),
-                tools: tools.clone(),
+                tools,
                 text_only: last || text_only_next,
                 max_tokens: None,
             };
@@ -309,7 +312,7 @@ impl Turn {
             );
             let was_verifying = state.fsm_state() == FsmState::Verifying;
             let outcomes = self.run_calls(runner, state, &calls).await;
-            executed.extend(outcomes.iter().map(executed_of));
+            executed.extend(outcomes.iter().map(|o| executed_of(runner, o)));
             // A write verified by a read ends the work: the next call answers in text.
             text_only_next = was_verifying && state.fsm_state() == FsmState::Reading;
             for outcome in outcomes {
@@ -515,7 +518,7 @@ impl Turn {
 }
 
 /// What phantom detection needs to know of a tool call and its answer.
-fn executed_of(outcome: &CallOutcome) -> Executed {
+fn executed_of(runner: &ToolRunner, outcome: &CallOutcome) -> Executed {
     let args: Value = serde_json::from_str(&outcome.call.arguments).unwrap_or_default();
     let action = args
         .get("action")
@@ -538,7 +541,7 @@ fn executed_of(outcome: &CallOutcome) -> Executed {
         _ => data.to_string(),
     };
     Executed {
-        write: ToolRunner::class_of(&outcome.call) == crate::tools::class::ToolClass::Write,
+        write: runner.class_of(&outcome.call) == crate::tools::class::ToolClass::Write,
         tool: outcome.call.name.clone(),
         action,
         ok: envelope.ok,

@@ -143,6 +143,17 @@ pub struct ServeArgs {
     /// clients that send none (every non-browser client) are not affected. Default: none.
     #[arg(long, env = ENV_MCP_ALLOWED_ORIGINS, value_delimiter = ',', value_name = "ORIGIN")]
     pub mcp_allowed_origins: Vec<String>,
+    /// [key mcp_servers] An external MCP server whose tools the assistant is offered as
+    /// mcp__NAME__TOOL (NAME=URL of its streamable HTTP endpoint; repeatable). Its bearer
+    /// token, if it needs one, comes from VIGIL_MCP_SERVER_TOKEN_<NAME>; headers and tokens
+    /// can also be set in the file's [[mcp_servers]] tables. Every tool is a write (an
+    /// approval) unless the server is trusted and the tool says readOnlyHint.
+    #[arg(long = "mcp-server", env = ENV_MCP_SERVERS, value_delimiter = ',', value_name = "NAME=URL")]
+    pub mcp_servers: Vec<String>,
+    /// [key mcp_servers_trusted] External MCP servers (by name) whose tools that say
+    /// readOnlyHint: true run as reads, without a person (comma-separated; default none).
+    #[arg(long = "mcp-server-trusted", env = ENV_MCP_SERVERS_TRUSTED, value_delimiter = ',', value_name = "NAME")]
+    pub mcp_servers_trusted: Vec<String>,
     /// [key llm.provider] The model API's protocol: openai (any OpenAI-compatible server:
     /// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, LiteLLM) or anthropic. No
     /// provider: the chat answers that no model is configured.

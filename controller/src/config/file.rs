@@ -38,6 +38,9 @@ pub struct FileConfig {
     pub gateway_endpoints: Option<Vec<String>>,
     pub mcp_approval_wait_s: Option<u64>,
     pub mcp_allowed_origins: Option<Vec<String>>,
+    /// `[[mcp_servers]]` tables: external MCP servers.
+    pub mcp_servers: Option<Vec<crate::mcp::external::ServerConfig>>,
+    pub mcp_servers_trusted: Option<Vec<String>>,
     /// The `[llm]` table: the model API.
     pub llm: Option<LlmFileConfig>,
 }

@@ -7,9 +7,13 @@
 //! the same gates as a chat tool call, with gate state per MCP session or per call, and a
 //! write becomes an approval a person decides ([`calls`]). The inventory is offered as
 //! resources ([`resources`]); [`handler`] ties them to the protocol.
+//!
+//! The other way round, [`external`] connects the MCP servers an operator runs and offers
+//! their tools to Vigil's own assistant.
 
 pub mod calls;
 pub mod catalog;
+pub mod external;
 pub mod handler;
 pub mod http;
 pub mod resources;

@@ -21,6 +21,16 @@ pub struct ToolCall {
 pub struct InvalidCall(pub String);
 
 impl ToolCall {
+    /// A call of an external MCP server's tool (`mcp__NAME__TOOL`), whose arguments its
+    /// server validates; its action is `call`.
+    pub fn external(name: &str, args: Map<String, Value>) -> ToolCall {
+        ToolCall {
+            name: name.to_owned(),
+            action: "call".into(),
+            args,
+        }
+    }
+
     /// The tool.
     pub fn name(&self) -> &str {
         &self.name

@@ -27,6 +27,7 @@ mod gates;
 mod knowledge;
 mod local_models;
 mod long;
+mod mcp_servers;
 mod robustness;
 mod routing;
 mod secrets;

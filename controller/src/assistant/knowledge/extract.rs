@@ -9,16 +9,17 @@ const MAX_LISTED: usize = 10;
 
 /// Whether the gate may answer this call: agent reads only.
 pub(super) fn gated(tool: &str, action: &str) -> bool {
-    matches!(
-        (tool, action),
-        ("read", "exec" | "file" | "find" | "tail" | "logs")
-            | ("metrics", "host" | "resource")
-            | ("docker", "list" | "inspect" | "logs")
-            | (
-                "kubernetes",
-                "pods" | "deployments" | "events" | "describe" | "logs"
-            )
-    )
+    tool.starts_with(crate::mcp::external::PREFIX)
+        || matches!(
+            (tool, action),
+            ("read", "exec" | "file" | "find" | "tail" | "logs")
+                | ("metrics", "host" | "resource")
+                | ("docker", "list" | "inspect" | "logs")
+                | (
+                    "kubernetes",
+                    "pods" | "deployments" | "events" | "describe" | "logs"
+                )
+        )
 }
 
 fn arg(args: &Value, name: &str) -> String {
@@ -33,6 +34,9 @@ fn arg(args: &Value, name: &str) -> String {
 pub(super) fn key(tool: &str, action: &str, args: &Value) -> Option<String> {
     let a = |name: &str| arg(args, name);
     let id = a("resource_id");
+    if tool.starts_with(crate::mcp::external::PREFIX) {
+        return Some(format!("{tool}|{args}"));
+    }
     Some(match (tool, action) {
         ("read", "exec") => format!("{id}|exec|{}", a("command")),
         ("read", "file") => format!("{id}|file|{}|{}", a("path"), a("max_bytes")),

@@ -5,8 +5,10 @@
 //! run it as a READ, write tools become approvals (or refusals, or signed runs, by control
 //! level). A blocked read that says how to recover (`auto_recoverable` with a
 //! `suggested_rewrite`) is retried once with the rewrite; a routing mismatch names the
-//! right target for the model to use.
+//! right target for the model to use. Tools of external MCP servers ([`external`]) pass
+//! loop detection and the knowledge gate, then run as reads or approvals by their class.
 
+pub mod external;
 mod output;
 mod read;
 mod resolve;
@@ -160,21 +162,25 @@ impl ToolRunner {
         let _ = self.events.send(event);
     }
 
-    /// The class of a call by its tool and action (an unparsable call is a write).
-    pub fn class_of(call: &ToolCall) -> ToolClass {
+    /// The class of a call: an external MCP tool's as last listed, otherwise by its tool
+    /// and action (an unparsable call is a write).
+    pub fn class_of(&self, call: &ToolCall) -> ToolClass {
+        if let Some(tool) = self.assistant.external().find(&call.name) {
+            return tool.class;
+        }
         classify_tool(&call.name, action_of(&call.arguments).as_deref())
     }
 
     /// Where the batch that starts at `start` ends: a write runs alone; reads and resolves
     /// run up to `max` at once.
     pub fn batch_end(&self, calls: &[ToolCall], start: usize, max: usize) -> usize {
-        if Self::class_of(&calls[start]) == ToolClass::Write {
+        if self.class_of(&calls[start]) == ToolClass::Write {
             return start + 1;
         }
         let mut end = start + 1;
         while end < calls.len()
             && end - start < max
-            && Self::class_of(&calls[end]) != ToolClass::Write
+            && self.class_of(&calls[end]) != ToolClass::Write
         {
             end += 1;
         }
@@ -237,6 +243,9 @@ impl ToolRunner {
     /// Validates and gates one call, retrying once with the right target when the routing
     /// check says how.
     fn prepare(&self, state: &mut SessionState, call: &ToolCall) -> Result<Prepared, Envelope> {
+        if let Some(tool) = self.assistant.external().find(&call.name) {
+            return self.prepare_external(state, call, tool.class);
+        }
         let metrics = self.assistant.exec().metrics().clone();
         let parsed = parse_call(&call.name, &call.arguments).map_err(|invalid| {
             Envelope::blocked(
@@ -292,6 +301,50 @@ impl ToolRunner {
         })
     }
 
+    /// Gates a call of an external MCP tool: its arguments must be an object (its server
+    /// checks the rest), then loop detection and, for a read, the knowledge gate.
+    fn prepare_external(
+        &self,
+        state: &mut SessionState,
+        call: &ToolCall,
+        class: ToolClass,
+    ) -> Result<Prepared, Envelope> {
+        let metrics = self.assistant.exec().metrics().clone();
+        let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&call.arguments) else {
+            return Err(Envelope::blocked(
+                ErrorCode::InvalidInput,
+                format!("the arguments of {} must be one JSON object", call.name),
+                json!({ "auto_recoverable": false }),
+            ));
+        };
+        let parsed = crate::tools::call::ToolCall::external(&call.name, args.clone());
+        state.check(&parsed, class).map_err(|b| {
+            metrics.gate_block(b.gate_label(), state.fsm_state().as_str());
+            b.into_envelope()
+        })?;
+        let args = Value::Object(args);
+        if class != ToolClass::Write {
+            let (turn, knowledge) = (state.turn, &mut state.knowledge);
+            if let Some(facts) = knowledge.answer(&call.name, "call", &args, turn, false) {
+                metrics.gate_block("knowledge", state.fsm_state().as_str());
+                let mut envelope =
+                    Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
+                envelope.set_meta(
+                    "not_run",
+                    json!("answered from facts this session already observed"),
+                );
+                return Err(envelope);
+            }
+        }
+        Ok(Prepared {
+            call: call.clone(),
+            action: "call".into(),
+            args,
+            class,
+            target: None,
+        })
+    }
+
     /// Runs a prepared call; a blocked read with a suggested rewrite is retried once.
     async fn execute_recovering(&self, prepared: &Prepared) -> (Envelope, Effects) {
         let first = self.execute(prepared).await;
@@ -325,6 +378,9 @@ impl ToolRunner {
 
     async fn execute(&self, prepared: &Prepared) -> (Envelope, Effects) {
         match (prepared.call.name.as_str(), prepared.class) {
+            (name, _) if name.starts_with(crate::mcp::external::PREFIX) => {
+                (external::run(self, prepared).await, Effects::default())
+            }
             ("query", _) => resolve::query(self, prepared),
             ("knowledge", _) => (resolve::knowledge(self, prepared).await, Effects::default()),
             (_, ToolClass::Write) => (write::run(self, prepared).await, Effects::default()),

@@ -145,12 +145,8 @@ async fn read_current(
 
 /// Runs a write call by the session's control level.
 pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
-    if runner.level == ControlLevel::ReadOnly {
-        return Envelope::blocked(
-            ErrorCode::ActionNotAllowed,
-            "this session is read_only: changes are refused",
-            json!({ "recovery_hint": "explain the change to the user instead; they can start a controlled session", "auto_recoverable": false }),
-        );
+    if let Some(refused) = refused_read_only(runner) {
+        return refused;
     }
     let (command, resource, diff) = match plan(runner, prepared).await {
         Ok(planned) => planned,
@@ -175,6 +171,29 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
         resource_id: Some(resource.id.to_string()),
         timeout_s: 0,
     };
+    let shown = format!("{} ({})", resource.id, route.audit_target());
+    raise_and_wait(runner, prepared, new, shown).await
+}
+
+/// The refusal of a write in a `read_only` session.
+pub(super) fn refused_read_only(runner: &ToolRunner) -> Option<Envelope> {
+    (runner.level == ControlLevel::ReadOnly).then(|| {
+        Envelope::blocked(
+            ErrorCode::ActionNotAllowed,
+            "this session is read_only: changes are refused",
+            json!({ "recovery_hint": "explain the change to the user instead; they can start a controlled session", "auto_recoverable": false }),
+        )
+    })
+}
+
+/// Raises the approval of `new` by the session's level (controlled: a person decides;
+/// autonomous: decided at once), tells the stream, and waits for the outcome.
+pub(super) async fn raise_and_wait(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+    new: NewApproval,
+    shown_target: String,
+) -> Envelope {
     let approvals = runner.assistant.approvals();
     let pending = if runner.level == ControlLevel::Autonomous {
         approvals
@@ -200,7 +219,7 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
             approval_id: row.id.clone(),
             tool_call_id: prepared.call.id.clone(),
             command: row.command.clone(),
-            target: format!("{} ({})", resource.id, route.audit_target()),
+            target: shown_target,
             risk: row.risk.clone(),
             reasons: row.reasons.clone(),
             diff: row.diff.clone(),
@@ -211,7 +230,11 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
 }
 
 /// Waits for the decision and the outcome.
-async fn wait(runner: &ToolRunner, prepared: &Prepared, mut pending: Pending) -> Envelope {
+pub(super) async fn wait(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+    mut pending: Pending,
+) -> Envelope {
     let id = pending.row.id.clone();
     let controlled = runner.level == ControlLevel::Controlled;
     let expires_in = u64::try_from(pending.row.expires_at.saturating_sub(unix_now())).unwrap_or(0);
