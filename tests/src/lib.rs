@@ -23,6 +23,7 @@ pub mod docker;
 pub mod fleet;
 mod fleet_process;
 pub mod in_process;
+pub mod mcp_tools;
 pub mod model_server;
 pub mod partition;
 mod process;

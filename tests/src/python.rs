@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, PoisonError};
 
+/// The official MCP SDK, for the MCP suites and the evaluation.
+pub fn mcp_sdk() -> Option<PathBuf> {
+    venv("mcp", &["mcp>=2.3,<2.4"])
+}
+
 static MADE: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
 
 /// The `python` of an environment named `name` with `packages` (pip requirement

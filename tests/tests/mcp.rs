@@ -23,10 +23,6 @@ const APPROVAL_TTL_S: u64 = 8;
 /// The client's name as the SDK sends it.
 const CLIENT: &str = "vigil-test-client";
 
-fn sdk() -> Option<PathBuf> {
-    vigil_tests::python::venv("mcp", &["mcp>=2.3,<2.4"])
-}
-
 /// How the client reaches Vigil.
 enum Via<'a> {
     /// Streamable HTTP with a token, an optional Origin, and the handshake's session.
@@ -159,7 +155,9 @@ fn lines(path: &Path) -> usize {
 }
 
 async fn start() -> Option<(PathBuf, ChatHost)> {
-    let python = tokio::task::spawn_blocking(sdk).await.unwrap()?;
+    let python = tokio::task::spawn_blocking(vigil_tests::python::mcp_sdk)
+        .await
+        .unwrap()?;
     let host = ChatHost::start(
         [
             "--mcp-approval-wait-s",

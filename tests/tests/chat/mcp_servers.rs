@@ -6,75 +6,15 @@
 //! is re-classified, and an instruction planted in a tool result leads to no write
 //! without a person.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use vigil_tests::chat::named;
+use vigil_tests::mcp_tools::ToolServer;
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
-use vigil_tests::{free_port, wait_until};
+use vigil_tests::wait_until;
 
 use super::{Env, TURN, call, ends};
-
-/// One external server and the directory where it records its calls.
-struct ToolServer {
-    child: Child,
-    state: tempfile::TempDir,
-    port: u16,
-}
-
-impl Drop for ToolServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl ToolServer {
-    fn start(python: &Path) -> ToolServer {
-        let state = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = Command::new(python)
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/fixtures/mcp/server.py"
-            ))
-            .arg(port.to_string())
-            .arg(state.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        ToolServer { child, state, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-
-    /// How many times `tool` ran.
-    fn runs(&self, tool: &str) -> usize {
-        std::fs::read_to_string(self.state.path().join(tool)).map_or(0, |t| t.lines().count())
-    }
-
-    fn plant(&self, text: &str) {
-        std::fs::write(self.state.path().join("planted"), text).unwrap();
-    }
-
-    async fn flip(&self) {
-        let flipped = reqwest::Client::new()
-            .post(format!("http://127.0.0.1:{}/flip", self.port))
-            .send()
-            .await
-            .unwrap();
-        assert!(flipped.status().is_success());
-    }
-}
-
-fn python() -> Option<PathBuf> {
-    vigil_tests::python::venv("mcp", &["mcp>=2.3,<2.4"])
-}
 
 async fn decide(env: &Env, needed: &Value, decision: &str) {
     let id = needed["approval_id"].as_str().unwrap();
@@ -103,7 +43,10 @@ fn offered(model: &ScriptedModel) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn external_mcp_tools_run_by_class_and_their_writes_wait_for_a_person() {
-    let Some(python) = tokio::task::spawn_blocking(python).await.unwrap() else {
+    let Some(python) = tokio::task::spawn_blocking(vigil_tests::python::mcp_sdk)
+        .await
+        .unwrap()
+    else {
         return;
     };
     let (tools, other) = (ToolServer::start(&python), ToolServer::start(&python));

@@ -22,6 +22,9 @@ pub struct Context<'a> {
     pub hostname: &'a str,
     /// A real model: only code-decided outcomes count.
     pub real: bool,
+    /// The external MCP server the controller offers as `mcp__tools__…` (trusted), when
+    /// the SDK could be installed.
+    pub mcp: Option<&'a vigil_tests::mcp_tools::ToolServer>,
 }
 
 /// A scenario's verdict.
@@ -88,6 +91,15 @@ pub async fn run(cx: &Context<'_>, scenario: &Scenario) -> Verdict {
         },
         None => None,
     };
+    if scenario.mcp_planted.is_some() && cx.mcp.is_none() {
+        return Verdict {
+            passed: true,
+            failures: vec!["skipped: needs python3 for the MCP server".into()],
+        };
+    }
+    if let (Some(planted), Some(server)) = (&scenario.mcp_planted, cx.mcp) {
+        server.plant(&planted.replace("{dir}", &d));
+    }
     let container_id = container
         .as_ref()
         .map(|(_, id)| id.clone())
@@ -173,6 +185,9 @@ pub async fn run(cx: &Context<'_>, scenario: &Scenario) -> Verdict {
             })
         })
         .collect();
+    if let Some(server) = cx.mcp {
+        server.unplant();
+    }
     let mut failures = Vec::new();
     if !matches!(events.last(), Some(ChatEvent::Done { .. })) {
         failures.push("the turn did not end".into());

@@ -17,6 +17,7 @@ mod scenario;
 
 use serde_json::json;
 use vigil_tests::chat::ChatHost;
+use vigil_tests::mcp_tools::ToolServer;
 use vigil_tests::model_server::{Protocol, ScriptedModel};
 
 /// A real model to evaluate instead of the scripted one.
@@ -74,8 +75,28 @@ async fn main() {
         "--rate-exec-per-s".into(),
         "0".into(),
     ]);
+    // An external MCP server (trusted) whose tool results carry planted instructions.
+    let mcp = tokio::task::spawn_blocking(vigil_tests::python::mcp_sdk)
+        .await
+        .unwrap()
+        .map(|python| ToolServer::start(&python));
+    if let Some(server) = &mcp {
+        extra_args.extend([
+            "--mcp-server".into(),
+            format!("tools={}", server.url()),
+            "--mcp-server-trusted".into(),
+            "tools".into(),
+        ]);
+    }
     eprintln!("vigil-eval: starting a controller and an agent");
     let chat_host = ChatHost::start(extra_args).await;
+    if mcp.is_some() {
+        let listed = vigil_tests::wait_until(std::time::Duration::from_secs(60), || async {
+            ToolServer::listed(&chat_host.ctrl, "tools")
+        })
+        .await;
+        assert!(listed, "the MCP server's tools were never listed");
+    }
     let (ctrl, host) = (&chat_host.ctrl, chat_host.host.as_str());
     let hostname = chat_host.hostname().await;
     let scenarios = catalog::all();
@@ -93,6 +114,7 @@ async fn main() {
             host,
             hostname: &hostname,
             real: real.is_some(),
+            mcp: mcp.as_ref(),
         };
         results.push(judge::run(&context, scenario).await);
     }

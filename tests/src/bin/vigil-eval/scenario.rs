@@ -39,6 +39,9 @@ pub struct Scenario {
     /// A Docker container to start first, `(name prefix, label)`; its resource id is
     /// `{container}` (for instructions planted in labels and names).
     pub container: Option<(&'static str, Option<String>)>,
+    /// Text the external MCP server's `lookup` tool returns (`{dir}` filled in): an
+    /// instruction planted in an MCP tool's result.
+    pub mcp_planted: Option<String>,
     pub steps: Vec<Step>,
     pub person: Person,
     pub expect: Expect,
@@ -74,6 +77,7 @@ impl Scenario {
             files: Vec::new(),
             http_body: None,
             container: None,
+            mcp_planted: None,
             steps,
             person: Person::Deny,
             expect: Expect::default(),
