@@ -35,12 +35,13 @@ struct ClassLabels {
 }
 
 /// Outcomes of approval decisions that get their own label value; others are `other`.
-const APPROVAL_OUTCOMES: [&str; 5] = [
+const APPROVAL_OUTCOMES: [&str; 6] = [
     "approved",
     "denied",
     "conflict",
     "approval_expired",
     "not_found",
+    "self_approval_refused",
 ];
 
 /// The controller's metrics.

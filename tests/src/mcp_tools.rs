@@ -24,23 +24,34 @@ impl Drop for ToolServer {
     }
 }
 
+fn spawn(python: &Path, port: u16, state: &Path) -> Child {
+    Command::new(python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/mcp/server.py"
+        ))
+        .arg(port.to_string())
+        .arg(state)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 impl ToolServer {
     /// Starts the server with the SDK's `python`.
     pub fn start(python: &Path) -> ToolServer {
         let state = tempfile::tempdir().unwrap();
         let port = free_port();
-        let child = Command::new(python)
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/fixtures/mcp/server.py"
-            ))
-            .arg(port.to_string())
-            .arg(state.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let child = spawn(python, port, state.path());
         ToolServer { child, state, port }
+    }
+
+    /// Kills the server (SIGKILL) and starts it again on the same port and state.
+    pub fn restart(&mut self, python: &Path) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(python, self.port, self.state.path());
     }
 
     /// Its streamable HTTP endpoint.

@@ -154,6 +154,16 @@ fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
 }
 
+/// An operator token of its own for the MCP client (a person approves with the admin
+/// token: the client's token may not approve what it requested).
+fn client_token(host: &ChatHost, name: &str, role: &str) -> String {
+    let (code, out, err) = host
+        .ctrl
+        .cli(&["apitoken", "create", "--role", role, "--name", name]);
+    assert_eq!(code, 0, "{out}{err}");
+    out.lines().last().unwrap().trim().to_owned()
+}
+
 async fn start() -> Option<(PathBuf, ChatHost)> {
     let python = tokio::task::spawn_blocking(vigil_tests::python::mcp_sdk)
         .await
@@ -180,7 +190,7 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
         return;
     };
     let api = &host.ctrl.api;
-    let token = api.token().to_owned();
+    let token = client_token(&host, "ide", "operator");
     let http = || Via::Http {
         token: &token,
         origin: None,
@@ -197,6 +207,10 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
             call("read", json!({ "action": "exec", "resource_id": hostname, "command": "rm -rf /tmp/x" })),
             { "op": "resources" },
             { "op": "read", "uri": format!("vigil://resources/{}", host.host) },
+            call("shell", json!({ "command": "id" })),
+            call("read", json!({ "action": "exec", "resource_id": hostname, "command": "id", "sudo": true })),
+            call("approval_status", json!({})),
+            call("approval_status", json!({ "approval_id": "no-such-approval" })),
         ]),
     )
     .await;
@@ -221,6 +235,12 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
     assert!(uris.contains(&json!("vigil://resources")), "{uris:?}");
     let detail: Value = serde_json::from_str(steps[4]["text"].as_str().unwrap()).unwrap();
     assert_eq!(detail["chain"][0]["connected"], true, "{detail}");
+    // Bad calls get the envelope's codes, never a protocol failure.
+    let code = |n: usize| steps[n]["envelope"]["error"]["code"].clone();
+    assert_eq!(code(5), "INVALID_INPUT", "an unknown tool");
+    assert_eq!(code(6), "INVALID_INPUT", "an extra argument");
+    assert_eq!(code(7), "INVALID_INPUT", "approval_status without an id");
+    assert_eq!(code(8), "NOT_FOUND", "an unknown approval");
 
     // A write waits for a person: approved through the API, it runs once.
     let dir = tempfile::tempdir().unwrap();
@@ -232,10 +252,20 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
             json!({ "action": "command", "resource_id": host.host, "command": write }),
         )
     };
-    let (records, _) = tokio::join!(
-        client(&python, &host, http(), json!([control()])),
-        decide(api, &write, "approve"),
-    );
+    // The client's own token may not approve what it requested (an AI client that can make
+    // HTTP requests holds it); a person's token may.
+    let ide = Api::new(api.base().to_owned(), token.clone());
+    let own = async {
+        let approval = raised(api, &write).await;
+        let id = approval["id"].as_str().unwrap().to_owned();
+        let (status, body) = ide
+            .post(&format!("/api/ai/approvals/{id}/approve"), &json!({}))
+            .await;
+        assert_eq!(status, 403, "{body}");
+        assert_eq!(body["error"]["code"], "FORBIDDEN", "{body}");
+        decide(api, &write, "approve").await
+    };
+    let (records, _) = tokio::join!(client(&python, &host, http(), json!([control()])), own);
     let steps = steps_of(records.1);
     assert_eq!(steps[0]["envelope"]["ok"], true, "{steps:?}");
     assert_eq!(lines(&file), 1);
@@ -319,7 +349,7 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
     assert!(
         calls
             .iter()
-            .all(|row| row["actor"] == format!("admin via MCP ({CLIENT})")),
+            .all(|row| row["actor"] == format!("ide via MCP ({CLIENT})")),
         "{calls:?}"
     );
     for outcome in [
@@ -438,6 +468,72 @@ async fn roles_tokens_origins_and_sessions_are_checked() {
     };
     let refused = post("vat_nope", None).await.unwrap();
     assert_eq!(refused.status(), 401);
+    // Malformed and oversized bodies are refused, and the endpoint goes on answering.
+    let raw = |body: Vec<u8>| {
+        reqwest::Client::new()
+            .post(format!("{}/mcp", api.base()))
+            .bearer_auth(api.token())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let broken = raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\":".to_vec())
+        .await
+        .unwrap();
+    assert!(broken.status().is_client_error(), "{}", broken.status());
+    let huge = raw(vec![b' '; 5 * 1024 * 1024]).await.unwrap();
+    assert_eq!(huge.status(), 413);
+    let (code, _) = client(
+        &python,
+        &host,
+        Via::Http {
+            token: &viewer,
+            origin: None,
+            legacy: false,
+        },
+        json!([{ "op": "tools" }]),
+    )
+    .await;
+    assert_eq!(code, 0);
+    // A session belongs to the token that opened it.
+    let initialize = raw(serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } }
+    }))
+    .unwrap())
+    .await
+    .unwrap();
+    assert!(initialize.status().is_success(), "{}", initialize.status());
+    let session = initialize.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    drop(initialize);
+    let in_session = |token: &str, body: Value| {
+        reqwest::Client::new()
+            .post(format!("{}/mcp", api.base()))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&body)
+            .send()
+    };
+    let initialized = in_session(
+        api.token(),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    )
+    .await
+    .unwrap();
+    assert!(initialized.status().is_success());
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let own = in_session(api.token(), list.clone()).await.unwrap();
+    let own = own.text().await.unwrap();
+    assert!(own.contains("\"control\""), "{own}");
+    let other = in_session(&viewer, list).await.unwrap();
+    let other = other.text().await.unwrap();
+    assert!(other.contains("another API token"), "{other}");
     let refused = post(api.token(), Some("http://evil.example"))
         .await
         .unwrap();
@@ -454,11 +550,12 @@ async fn roles_tokens_origins_and_sessions_are_checked() {
         "control",
         json!({ "action": "command", "resource_id": hostname, "command": write }),
     );
+    let operator = client_token(&host, "ide", "operator");
     let session = client(
         &python,
         &host,
         Via::Http {
-            token: api.token(),
+            token: &operator,
             origin: None,
             legacy: true,
         },
@@ -490,13 +587,14 @@ async fn the_stdio_command_forwards_to_the_controller() {
         return;
     };
     let api = &host.ctrl.api;
+    let token = client_token(&host, "ide", "operator");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stdio");
     let write = format!("echo stdio >> {}", file.display());
     let session = client(
         &python,
         &host,
-        Via::Stdio { token: api.token() },
+        Via::Stdio { token: &token },
         json!([
             { "op": "tools" },
             call("query", json!({ "action": "get", "resource_id": host.host })),
@@ -535,7 +633,7 @@ async fn the_stdio_command_forwards_to_the_controller() {
             .unwrap()
             .iter()
             .any(|row| row["action"] == "mcp.call"
-                && row["actor"] == format!("admin via MCP ({CLIENT} via vigil-controller mcp)")),
+                && row["actor"] == format!("ide via MCP ({CLIENT} via vigil-controller mcp)")),
         "{audit}"
     );
 }

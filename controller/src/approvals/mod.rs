@@ -227,6 +227,9 @@ impl Approvals {
             Decision::Approve => ("approval.approve", "approved"),
             Decision::Deny => ("approval.deny", "denied"),
         };
+        if decision == Decision::Approve {
+            self.refuse_self_approval(id, by).await?;
+        }
         let result = self
             .store()
             .decide_approval(id, decision, by, reason, unix_now())
@@ -252,6 +255,33 @@ impl Approvals {
             tokio::spawn(async move { approvals.run(&id).await });
         }
         Ok(row)
+    }
+
+    /// Refuses the approval of a write an MCP client requested by the token that approves:
+    /// the client holds that token, and an AI client that can make HTTP requests must not
+    /// be able to approve its own write. A person decides it with a token of their own.
+    async fn refuse_self_approval(&self, id: &str, by: &str) -> Result<()> {
+        let Some(row) = self.get(id).await? else {
+            return Ok(());
+        };
+        if crate::mcp::calls::requested_through_mcp_by(&row.created_by, by) {
+            tracing::warn!(
+                approval = id,
+                token = by,
+                "refusing an MCP client's approval of its own write"
+            );
+            self.inner.exec.metrics().approval("self_approval_refused");
+            return Err(crate::Error::coded_with(
+                crate::error::ApiCode::Forbidden,
+                format!(
+                    "approval {id} was requested through MCP with the token {by:?}; that token \
+                     may not approve it. Approve it with a token of your own (create one with \
+                     `vigil-controller apitoken create`) and give the MCP client its own token"
+                ),
+                serde_json::json!({ "approval_id": id, "requested_by": row.created_by }),
+            ));
+        }
+        Ok(())
     }
 
     /// Withdraws the pending approvals of a cancelled session's turn.

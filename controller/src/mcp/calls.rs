@@ -33,6 +33,16 @@ pub const DEFAULT_APPROVAL_WAIT_S: u64 = 60;
 /// Longest client name kept for the audit trail.
 const MAX_CLIENT_NAME: usize = 64;
 
+/// What separates the token's name from the client's in an MCP caller's actor.
+const MCP_ACTOR: &str = " via MCP (";
+
+/// True when `created_by` is the actor of an MCP call made with the token named `token`.
+pub fn requested_through_mcp_by(created_by: &str, token: &str) -> bool {
+    created_by
+        .strip_prefix(token)
+        .is_some_and(|rest| rest.starts_with(MCP_ACTOR))
+}
+
 /// Who calls: the API token and the MCP client it says it is.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -63,7 +73,7 @@ impl Caller {
 
     /// The actor of the audit trail and of the approvals it raises.
     pub fn actor(&self) -> String {
-        format!("{} via MCP ({})", self.principal.name, self.client)
+        format!("{}{MCP_ACTOR}{})", self.principal.name, self.client)
     }
 
     /// The level of this caller's calls: `controlled` for an operator (when the
@@ -291,6 +301,15 @@ mod tests {
             ControlLevel::ReadOnly
         );
         assert_eq!(viewer.actor(), "ci via MCP (unknown client)");
+    }
+
+    #[test]
+    fn the_requesting_token_is_found_in_the_actor() {
+        let actor = Caller::new(principal(Role::Operator), Some("ide")).actor();
+        assert!(requested_through_mcp_by(&actor, "ci"));
+        assert!(!requested_through_mcp_by(&actor, "c"));
+        assert!(!requested_through_mcp_by(&actor, "admin"));
+        assert!(!requested_through_mcp_by("ci (assistant s1)", "ci"));
     }
 
     #[test]

@@ -49,7 +49,7 @@ async fn external_mcp_tools_run_by_class_and_their_writes_wait_for_a_person() {
     else {
         return;
     };
-    let (tools, other) = (ToolServer::start(&python), ToolServer::start(&python));
+    let (mut tools, other) = (ToolServer::start(&python), ToolServer::start(&python));
     let protocol = Protocol::OpenAi;
     let model = ScriptedModel::start(protocol).await;
     let servers = format!("tools={},other={}", tools.url(), other.url());
@@ -195,4 +195,35 @@ async fn external_mcp_tools_run_by_class_and_their_writes_wait_for_a_person() {
         1,
         "the re-classified tool waited for a person"
     );
+
+    // A server that went away is connected again when it is back.
+    let connects = |log: &str| {
+        log.matches("connected to the MCP server server=tools")
+            .count()
+    };
+    let before = connects(&env.ctrl.log());
+    tools.restart(&python);
+    env.model.push(Reply::Text("Nothing to do.".into()));
+    env.turn("hello", None).await;
+    let back = wait_until(Duration::from_secs(60), || async {
+        connects(&env.ctrl.log()) > before && ToolServer::listed(&env.ctrl, "tools")
+    })
+    .await;
+    assert!(
+        back,
+        "the server was never connected again:\n{}",
+        env.ctrl.log()
+    );
+    env.model.push(Reply::ToolCalls(vec![call(
+        "mcp__tools__lookup",
+        json!({ "topic": "after" }),
+    )]));
+    env.model.push(Reply::Text("Read.".into()));
+    let events = env.turn("look it up again", None).await;
+    assert_eq!(
+        ends(&events).iter().map(|e| e.1).collect::<Vec<_>>(),
+        [true],
+        "the tool ran again after the reconnect"
+    );
+    assert_eq!(tools.runs("lookup"), 3);
 }

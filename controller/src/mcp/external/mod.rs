@@ -199,6 +199,12 @@ impl Server {
             other => {
                 tracing::warn!(server = %self.config.name, ?other, "cannot list the MCP server's tools; reconnecting");
                 *connection = None;
+                self.tools
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clear();
+                // Wakes the keeper, which connects again.
+                self.changed.notify_one();
                 return;
             }
         };
@@ -354,6 +360,8 @@ impl ExternalTools {
         let result = match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(request)).await {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => {
+                // The connection may be gone: the keeper checks it and connects again.
+                server.changed.notify_one();
                 return Err(format!("the MCP server {} failed: {error}", tool.server));
             }
             Err(_) => {
