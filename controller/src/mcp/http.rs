@@ -75,12 +75,15 @@ pub fn routes(state: &ApiState) -> Router<ApiState> {
 }
 
 /// `scheme://host[:port]` lowercased, without a trailing slash or the scheme's default
-/// port, so equal origins compare equal.
+/// port, so equal origins compare equal. Anything else (two ports, say) is kept as it is,
+/// and so never equals an allowed origin: normalizing twice changes nothing.
 pub fn normalize_origin(origin: &str) -> String {
     let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
     for (scheme, port) in [("https://", ":443"), ("http://", ":80")] {
-        if origin.starts_with(scheme)
-            && let Some(bare) = origin.strip_suffix(port)
+        if let Some(bare) = origin.strip_suffix(port)
+            && let Some(host) = bare.strip_prefix(scheme)
+            // What is left is a host alone (an IPv6 address keeps its brackets).
+            && !host.rsplit(']').next().unwrap_or(host).contains(':')
         {
             return bare.to_owned();
         }
@@ -126,6 +129,8 @@ mod tests {
             "http://localhost:8640"
         );
         assert_eq!(normalize_origin("http://a.example:80"), "http://a.example");
+        assert_eq!(normalize_origin("http://[::1]:80"), "http://[::1]");
+        assert_eq!(normalize_origin("http://a:80:80"), "http://a:80:80");
         assert_ne!(
             normalize_origin("http://a.example:8080"),
             normalize_origin("http://a.example")

@@ -19,3 +19,6 @@ pub mod http;
 pub mod resources;
 
 pub use http::{McpSettings, routes};
+
+#[cfg(test)]
+mod props;
