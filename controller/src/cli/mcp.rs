@@ -13,7 +13,7 @@ use clap::Args;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig,
+    ReadResourceResponse, ResultType, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -86,13 +86,7 @@ impl Forwarder {
 
 impl ServerHandler for Forwarder {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(Implementation::new("vigil", env!("CARGO_PKG_VERSION")))
+        crate::mcp::handler::server_info()
     }
 
     async fn list_tools(

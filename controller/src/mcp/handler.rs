@@ -85,16 +85,22 @@ fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, ErrorData> 
     }
 }
 
+/// What Vigil's MCP server says it is and offers (tools and resources), over HTTP and
+/// through the stdio command alike.
+pub fn server_info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build(),
+    )
+    .with_server_info(Implementation::new("vigil", env!("CARGO_PKG_VERSION")))
+    .with_instructions(INSTRUCTIONS)
+}
+
 impl ServerHandler for VigilMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(Implementation::new("vigil", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        server_info()
     }
 
     async fn list_tools(

@@ -278,19 +278,7 @@ impl ToolRunner {
             .check_routing(&parsed, &target)
             .map_err(|b| block(state, b))?;
         if class != ToolClass::Write {
-            let verifying = state.fsm_state() == FsmState::Verifying;
-            let (turn, knowledge) = (state.turn, &mut state.knowledge);
-            if let Some(facts) = knowledge.answer(&call.name, &action, &args, turn, verifying) {
-                tracing::info!(tool = %call.name, "answered from the session's knowledge");
-                metrics.gate_block("knowledge", state.fsm_state().as_str());
-                let mut envelope =
-                    Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
-                envelope.set_meta(
-                    "not_run",
-                    json!("answered from facts this session already observed"),
-                );
-                return Err(envelope);
-            }
+            self.knowledge_gate(state, &call.name, &action, &args)?;
         }
         Ok(Prepared {
             call: call.clone(),
@@ -299,6 +287,31 @@ impl ToolRunner {
             class,
             target: Some(target),
         })
+    }
+
+    /// The knowledge gate of a read: the facts this session already observed answer it
+    /// instead of running it again (not while a write waits to be verified).
+    fn knowledge_gate(
+        &self,
+        state: &mut SessionState,
+        tool: &str,
+        action: &str,
+        args: &Value,
+    ) -> Result<(), Envelope> {
+        let verifying = state.fsm_state() == FsmState::Verifying;
+        let (turn, knowledge) = (state.turn, &mut state.knowledge);
+        let Some(facts) = knowledge.answer(tool, action, args, turn, verifying) else {
+            return Ok(());
+        };
+        tracing::info!(%tool, "answered from the session's knowledge");
+        let metrics = self.assistant.exec().metrics();
+        metrics.gate_block("knowledge", state.fsm_state().as_str());
+        let mut envelope = Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
+        envelope.set_meta(
+            "not_run",
+            json!("answered from facts this session already observed"),
+        );
+        Err(envelope)
     }
 
     /// Gates a call of an external MCP tool: its arguments must be an object (its server
@@ -324,17 +337,7 @@ impl ToolRunner {
         })?;
         let args = Value::Object(args);
         if class != ToolClass::Write {
-            let (turn, knowledge) = (state.turn, &mut state.knowledge);
-            if let Some(facts) = knowledge.answer(&call.name, "call", &args, turn, false) {
-                metrics.gate_block("knowledge", state.fsm_state().as_str());
-                let mut envelope =
-                    Envelope::success(json!({ "from_knowledge": true, "facts": facts }));
-                envelope.set_meta(
-                    "not_run",
-                    json!("answered from facts this session already observed"),
-                );
-                return Err(envelope);
-            }
+            self.knowledge_gate(state, &call.name, "call", &args)?;
         }
         Ok(Prepared {
             call: call.clone(),
