@@ -29,6 +29,11 @@ use crate::{Error, Result};
 pub struct McpArgs {
     #[command(flatten)]
     pub client: ClientArgs,
+    /// The API token the MCP client acts with (give it a token of its own: the token that
+    /// requested a write may not approve it). Prefer VIGIL_TOKEN: a flag shows in the
+    /// process list. Default: VIGIL_TOKEN, else admin.token in --data-dir.
+    #[arg(long, env = crate::config::ENV_TOKEN, hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
 }
 
 /// The stdio server: a forwarder to the controller's `/mcp`.
@@ -156,7 +161,10 @@ pub fn run(args: &McpArgs) -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let forwarder = Forwarder {
         url: format!("{}/mcp", args.client.url.trim_end_matches('/')),
-        token: token(&args.client)?,
+        token: match args.token.as_deref().map(str::trim) {
+            Some(given) if !given.is_empty() => given.to_owned(),
+            _ => token(&args.client)?,
+        },
         upstream: OnceCell::new(),
     };
     super::client_runtime()?.block_on(async {
