@@ -211,6 +211,7 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
             call("read", json!({ "action": "exec", "resource_id": hostname, "command": "id", "sudo": true })),
             call("approval_status", json!({})),
             call("approval_status", json!({ "approval_id": "no-such-approval" })),
+            call("mcp__tools__lookup", json!({ "topic": "x" })),
         ]),
     )
     .await;
@@ -241,6 +242,7 @@ async fn an_mcp_client_reads_and_its_writes_wait_for_a_person() {
     assert_eq!(code(6), "INVALID_INPUT", "an extra argument");
     assert_eq!(code(7), "INVALID_INPUT", "approval_status without an id");
     assert_eq!(code(8), "NOT_FOUND", "an unknown approval");
+    assert_eq!(code(9), "INVALID_INPUT", "another server's tool");
 
     // A write waits for a person: approved through the API, it runs once.
     let dir = tempfile::tempdir().unwrap();

@@ -125,6 +125,13 @@ impl McpCalls {
     ) -> Envelope {
         let envelope = if name == super::catalog::APPROVAL_STATUS {
             self.approval_status(&arguments).await
+        } else if name.starts_with(super::external::PREFIX) {
+            // Other servers' tools are the assistant's, not offered to MCP clients.
+            Envelope::blocked(
+                ErrorCode::InvalidInput,
+                format!("unknown tool {name:?}: Vigil's MCP server offers its own tools only"),
+                json!({ "auto_recoverable": false }),
+            )
         } else {
             self.run_tool(caller, gates, in_session, name, &arguments, cancel)
                 .await
