@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -40,6 +40,12 @@ pub const MAX_RESULT_BYTES: usize = 16 * 1024;
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long listing tools or connecting may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Tools of one server offered to the model at most (the rest are skipped with a warning).
+const MAX_TOOLS: usize = 64;
+/// Characters of a tool's description kept.
+const MAX_DESCRIPTION: usize = 1024;
+/// Bytes of a tool's input schema (as JSON) above which the tool is skipped.
+const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 /// How often the tool list is re-read without a notification.
 const RELIST_EVERY: Duration = Duration::from_secs(60);
 
@@ -159,6 +165,44 @@ pub fn clean(text: &str) -> (String, bool) {
     (redacted[..end].to_owned(), true)
 }
 
+/// The tools of `config`'s server as offered to the model: names a model API accepts,
+/// schemas of a sane size, descriptions cut, at most [`MAX_TOOLS`], each with its class.
+fn offer(config: &ServerConfig, tools: Vec<Tool>) -> Vec<ExternalTool> {
+    let mut offered = Vec::new();
+    for tool in tools {
+        let Some(name) = full_name(&config.name, &tool.name) else {
+            tracing::warn!(server = %config.name, tool = %tool.name, "skipping a tool whose name a model API would refuse");
+            continue;
+        };
+        let schema = Value::Object((*tool.input_schema).clone());
+        if schema.to_string().len() > MAX_SCHEMA_BYTES {
+            tracing::warn!(server = %config.name, tool = %tool.name, "skipping a tool whose input schema is over {MAX_SCHEMA_BYTES} bytes");
+            continue;
+        }
+        if offered.len() == MAX_TOOLS {
+            tracing::warn!(server = %config.name, "the MCP server lists more than {MAX_TOOLS} tools; the rest are not offered");
+            break;
+        }
+        let hint = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+        let description: String = tool
+            .description
+            .as_deref()
+            .unwrap_or_default()
+            .chars()
+            .take(MAX_DESCRIPTION)
+            .collect();
+        offered.push(ExternalTool {
+            name,
+            server: config.name.clone(),
+            tool: tool.name.to_string(),
+            description,
+            schema,
+            class: class_of(config.trusted, hint),
+        });
+    }
+    offered
+}
+
 impl Server {
     async fn connect(&self) -> Result<Connection, String> {
         let mut headers = HashMap::new();
@@ -208,22 +252,7 @@ impl Server {
                 return;
             }
         };
-        let mut offered = Vec::new();
-        for tool in tools {
-            let Some(name) = full_name(&self.config.name, &tool.name) else {
-                tracing::warn!(server = %self.config.name, tool = %tool.name, "skipping a tool whose name a model API would refuse");
-                continue;
-            };
-            let hint = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            offered.push(ExternalTool {
-                name,
-                server: self.config.name.clone(),
-                tool: tool.name.to_string(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                schema: Value::Object((*tool.input_schema).clone()),
-                class: class_of(self.config.trusted, hint),
-            });
-        }
+        let offered = offer(&self.config, tools);
         let mut current = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
         if *current != offered {
             tracing::info!(server = %self.config.name, tools = offered.len(), "MCP server tools listed");
@@ -405,6 +434,56 @@ mod tests {
         assert!(full_name("docs", "sëarch").is_none());
         assert!(full_name("docs", "a b").is_none());
         assert!(full_name("docs", &"x".repeat(60)).is_none());
+    }
+
+    fn server(trusted: bool) -> ServerConfig {
+        ServerConfig {
+            name: "docs".into(),
+            url: "http://127.0.0.1:9/mcp".into(),
+            trusted,
+            bearer_token: None,
+            headers: Default::default(),
+        }
+    }
+
+    fn tool(name: &str, read_only: Option<bool>, description: &str) -> Tool {
+        let mut hints = rmcp::model::ToolAnnotations::new();
+        if let Some(read_only) = read_only {
+            hints = hints.read_only(read_only);
+        }
+        Tool::new(
+            name.to_owned(),
+            description.to_owned(),
+            Arc::new(Map::new()),
+        )
+        .annotate(hints)
+    }
+
+    #[test]
+    fn a_server_cannot_flood_or_mislabel_the_offer() {
+        let mut tools: Vec<Tool> = (0..100)
+            .map(|n| tool(&format!("t{n}"), Some(true), &"d".repeat(5000)))
+            .collect();
+        tools.insert(0, tool("bad name", Some(true), ""));
+        let mut huge = Map::new();
+        huge.insert("x".into(), Value::String("y".repeat(20_000)));
+        tools.insert(1, Tool::new("huge", "", Arc::new(huge)));
+        let offered = offer(&server(true), tools.clone());
+        assert_eq!(offered.len(), MAX_TOOLS);
+        assert_eq!(offered[0].name, "mcp__docs__t0");
+        assert!(
+            offered
+                .iter()
+                .all(|t| t.description.chars().count() == MAX_DESCRIPTION)
+        );
+        assert!(offered.iter().all(|t| t.class == ToolClass::Read));
+        let untrusted = offer(&server(false), tools);
+        assert!(untrusted.iter().all(|t| t.class == ToolClass::Write));
+        let unhinted = offer(
+            &server(true),
+            vec![tool("w", None, ""), tool("r", Some(false), "")],
+        );
+        assert!(unhinted.iter().all(|t| t.class == ToolClass::Write));
     }
 
     #[test]
