@@ -140,6 +140,7 @@ bench:
 	$(CARGO) bench -p vigil-controller --bench inventory
 	$(CARGO) bench -p vigil-tests --bench link
 	$(CARGO) bench -p vigil-tests --bench chat
+	$(CARGO) bench -p vigil-tests --bench mcp
 	$(CARGO) bench -p vigil-tests --bench queue
 	$(CARGO) bench -p vigil-agent --bench sandbox
 	tests/benches/ssh-compare.sh
