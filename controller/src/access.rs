@@ -17,6 +17,23 @@ pub struct Principal {
     pub role: Role,
 }
 
+/// What separates the token's name from the client's in the actor of an MCP call.
+const MCP_ACTOR: &str = " via MCP (";
+
+/// The actor of a call an MCP client made with the token named `token`: `<token> via MCP
+/// (<client>)`, in the audit trail and on the approvals it raises.
+pub fn mcp_actor(token: &str, client: &str) -> String {
+    format!("{token}{MCP_ACTOR}{client})")
+}
+
+/// True when `created_by` is the actor of an MCP call made with the token named `token`
+/// (that token may not approve what it requested).
+pub fn requested_through_mcp_by(created_by: &str, token: &str) -> bool {
+    created_by
+        .strip_prefix(token)
+        .is_some_and(|rest| rest.starts_with(MCP_ACTOR))
+}
+
 /// API tokens, checked against the store.
 #[derive(Debug, Clone)]
 pub struct Access {

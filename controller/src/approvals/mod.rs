@@ -264,7 +264,7 @@ impl Approvals {
         let Some(row) = self.get(id).await? else {
             return Ok(());
         };
-        if crate::mcp::calls::requested_through_mcp_by(&row.created_by, by) {
+        if crate::access::requested_through_mcp_by(&row.created_by, by) {
             tracing::warn!(
                 approval = id,
                 token = by,

@@ -129,6 +129,8 @@ struct Inner {
     fenced: AtomicBool,
     draining: AtomicBool,
     forwarder: Option<Forwarder>,
+    /// When this replica started.
+    started: std::time::Instant,
 }
 
 impl Cluster {
@@ -142,8 +144,16 @@ impl Cluster {
                 fenced: AtomicBool::new(false),
                 draining: AtomicBool::new(false),
                 forwarder,
+                started: std::time::Instant::now(),
             }),
         }
+    }
+
+    /// True for [`crate::agents::remote::MOVING_FOR`] after this replica started: it has
+    /// not yet seen which agents left a replica moments ago (a restart in a rolling
+    /// update), so any enrolled agent it finds nowhere may be on its way.
+    pub fn is_new(&self) -> bool {
+        self.inner.started.elapsed() < crate::agents::remote::MOVING_FOR
     }
 
     /// The agents.

@@ -84,12 +84,14 @@ impl Dispatcher {
         }
         // An agent that lost its stream moments ago is probably moving to another replica
         // (a stopping one sends its agents away): wait for it a little, at most
-        // [`MOVE_WAIT`].
+        // [`MOVE_WAIT`]. A replica that just started cannot tell which agents are moving,
+        // so it waits for any it finds nowhere.
         let deadline = Instant::now() + MOVE_WAIT;
         loop {
             match self.exec_anywhere(cluster, agent, &request, caller).await {
                 Err(Error::AgentOffline(_))
-                    if Instant::now() < deadline && self.agents.remote().moving(agent) =>
+                    if Instant::now() < deadline
+                        && (self.agents.remote().moving(agent) || cluster.is_new()) =>
                 {
                     tokio::time::sleep(MOVE_POLL).await;
                 }

@@ -33,16 +33,6 @@ pub const DEFAULT_APPROVAL_WAIT_S: u64 = 60;
 /// Longest client name kept for the audit trail.
 const MAX_CLIENT_NAME: usize = 64;
 
-/// What separates the token's name from the client's in an MCP caller's actor.
-const MCP_ACTOR: &str = " via MCP (";
-
-/// True when `created_by` is the actor of an MCP call made with the token named `token`.
-pub fn requested_through_mcp_by(created_by: &str, token: &str) -> bool {
-    created_by
-        .strip_prefix(token)
-        .is_some_and(|rest| rest.starts_with(MCP_ACTOR))
-}
-
 /// Who calls: the API token and the MCP client it says it is.
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -73,7 +63,7 @@ impl Caller {
 
     /// The actor of the audit trail and of the approvals it raises.
     pub fn actor(&self) -> String {
-        format!("{}{MCP_ACTOR}{})", self.principal.name, self.client)
+        crate::access::mcp_actor(&self.principal.name, &self.client)
     }
 
     /// The level of this caller's calls: `controlled` for an operator (when the
@@ -283,6 +273,7 @@ pub fn fresh_gates() -> Arc<Mutex<SessionState>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::requested_through_mcp_by;
 
     fn principal(role: Role) -> Principal {
         Principal {

@@ -7,10 +7,11 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use super::calls::{Caller, requested_through_mcp_by};
+use super::calls::Caller;
 use super::catalog::offers;
 use super::http::normalize_origin;
 use crate::access::Principal;
+use crate::access::requested_through_mcp_by;
 use crate::roles::Role;
 use crate::tools::call::parse_call;
 use crate::tools::schema::tool_specs_where;
