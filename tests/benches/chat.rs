@@ -22,6 +22,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use vigil_tests::model_server::{Protocol, Reply, ScriptedModel};
+use vigil_tests::stats::summary;
 use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 const AGENTS: usize = 10;
@@ -34,22 +35,6 @@ fn env_num(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// The `p` quantile of sorted samples, in milliseconds.
-fn pct(sorted: &[Duration], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3
-}
-
-fn summary(samples: &mut [Duration]) -> String {
-    samples.sort();
-    format!(
-        "p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        pct(samples, 0.5),
-        pct(samples, 0.9),
-        pct(samples, 0.99),
-        pct(samples, 1.0)
-    )
 }
 
 /// One SSE event of a turn and when it arrived.

@@ -10,6 +10,7 @@
 
 use serde_json::json;
 use std::time::{Duration, Instant};
+use vigil_tests::stats::pct;
 use vigil_tests::{Agent, AgentOptions, Controller, ControllerOptions, wait_until};
 
 fn env_num(name: &str, default: u64) -> u64 {
@@ -17,10 +18,6 @@ fn env_num(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn pct(sorted: &[Duration], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -7,7 +7,7 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
@@ -15,21 +15,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value, json};
 use vigil_tests::chat::ChatHost;
-
-fn pct(sorted: &[Duration], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e3
-}
-
-fn summary(samples: &mut [Duration]) -> String {
-    samples.sort();
-    format!(
-        "p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        pct(samples, 0.5),
-        pct(samples, 0.9),
-        pct(samples, 0.99),
-        pct(samples, 1.0)
-    )
-}
+use vigil_tests::stats::summary;
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {

@@ -28,6 +28,7 @@ pub mod model_server;
 pub mod partition;
 mod process;
 pub mod python;
+pub mod stats;
 mod tls;
 
 pub use agent::{Agent, AgentOptions, AgentState, join as join_agent};

@@ -46,6 +46,8 @@ const MAX_TOOLS: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;
 /// Bytes of a tool's input schema (as JSON) above which the tool is skipped.
 const MAX_SCHEMA_BYTES: usize = 16 * 1024;
+/// How long the start of a model turn waits for the servers' lists.
+const TURN_REFRESH: Duration = Duration::from_secs(2);
 /// How often the tool list is re-read without a notification.
 const RELIST_EVERY: Duration = Duration::from_secs(60);
 
@@ -334,8 +336,13 @@ impl ExternalTools {
     }
 
     /// Re-reads every connected server's tool list (the start of a model turn).
+    /// A slow server keeps its last list: a turn waits at most [`TURN_REFRESH`] for it
+    /// (the keeper's own re-reads find a dead one).
     pub async fn refresh(&self) {
-        let lists = self.servers.iter().map(|server| server.relist());
+        let lists = self
+            .servers
+            .iter()
+            .map(|server| tokio::time::timeout(TURN_REFRESH, server.relist()));
         futures_util::future::join_all(lists).await;
     }
 
