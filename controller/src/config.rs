@@ -7,6 +7,7 @@ mod args;
 pub mod file;
 pub mod queue;
 pub mod rate;
+pub mod watch;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,10 @@ use clap::Args;
 
 pub use args::ServeArgs;
 use file::{FileConfig, LlmFileConfig};
+pub use watch::{
+    ENV_INVESTIGATIONS_PER_HOUR, ENV_PATROL, ENV_PATROL_CERT_FILES, ENV_PATROL_INTERVAL_S,
+    ENV_PATROL_INVESTIGATE, ENV_UNATTENDED_TOKENS_PER_DAY,
+};
 
 use crate::approvals::{ControlLevel, DEFAULT_APPROVAL_TIMEOUT_S};
 use crate::exec::fanout::DEFAULT_FANOUT_CONCURRENCY;
@@ -208,6 +213,8 @@ pub struct Config {
     pub mcp: crate::mcp::McpSettings,
     /// External MCP servers whose tools the assistant is offered.
     pub mcp_servers: Vec<crate::mcp::external::ServerConfig>,
+    /// Patrol, investigations and notification channels.
+    pub watch: watch::WatchConfig,
 }
 
 fn listen_addr(flag: &str, value: &str) -> Result<SocketAddr> {
@@ -351,6 +358,14 @@ impl Config {
             llm: None,
             mcp: crate::mcp::McpSettings::default(),
             mcp_servers: Vec::new(),
+            // Embedded controllers check nothing unless asked.
+            watch: watch::WatchConfig {
+                patrol: crate::patrol::PatrolSettings {
+                    enabled: false,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
         }
     }
 
@@ -368,6 +383,7 @@ impl Config {
     /// Validates flags and environment (`args`) over the file's values.
     pub fn from_layers(args: ServeArgs, file: FileConfig) -> Result<Config> {
         let llm = llm_config(&args, file.llm.clone().unwrap_or_default())?;
+        let watch = watch::watch_config(&args, &file)?;
         let http_listen = args.http_listen.or(file.http_listen);
         let http_listen = listen_addr(
             "http-listen",
@@ -574,6 +590,7 @@ impl Config {
             llm,
             mcp,
             mcp_servers,
+            watch,
         })
     }
 }

@@ -17,6 +17,9 @@
 //!   write path (pending approvals, decisions, grant signing, running a write once).
 //! - The assistant: [`assistant`] runs one chat turn through its gates, [`tools`] is the
 //!   model-facing tool contract, [`llm`] the model clients (OpenAI-compatible, Anthropic).
+//! - Watching unasked: [`patrol`] runs the built-in checks on a schedule through the exec
+//!   service, [`findings`] records what they and Alertmanager's alerts find (and opens
+//!   investigations), [`notify`] tells the channels through an outbox in the store.
 //! - Edges: [`api`] is the axum HTTP API, [`web`] the embedded web page, [`cli`] the
 //!   command line (one module per subcommand; [`policy_cli`] is the output of `policy
 //!   check`), [`local_agent`] the agent `--local-agent` supervises.
@@ -42,6 +45,7 @@ pub mod config;
 pub mod data_dir;
 mod error;
 pub mod exec;
+pub mod findings;
 pub mod gateway;
 pub mod hide_registry;
 pub mod http_tls;
@@ -50,6 +54,8 @@ pub mod llm;
 pub mod local_agent;
 pub mod mcp;
 pub mod metrics;
+pub mod notify;
+pub mod patrol;
 pub mod pki;
 pub mod policy_cli;
 pub mod roles;

@@ -34,6 +34,24 @@ struct ClassLabels {
     class: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ChannelLabels {
+    channel: String,
+    outcome: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CheckLabels {
+    check: String,
+    outcome: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabels {
+    kind: String,
+    origin: String,
+}
+
 /// Outcomes of approval decisions that get their own label value; others are `other`.
 const APPROVAL_OUTCOMES: [&str; 6] = [
     "approved",
@@ -57,6 +75,10 @@ pub struct Metrics {
     iterations: Counter,
     write_runs: Family<OutcomeLabels, Counter>,
     rate_limited: Family<ClassLabels, Counter>,
+    notifications: Family<ChannelLabels, Counter>,
+    patrol_runs: Family<CheckLabels, Counter>,
+    findings: Family<CheckLabels, Counter>,
+    tokens: Family<TokenLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -123,8 +145,36 @@ impl Metrics {
             "Requests refused by a caller's rate limit, by class (exec, fanout, chat)",
             rate_limited.clone(),
         );
+        let notifications = Family::<ChannelLabels, Counter>::default();
+        registry.register(
+            "notifications",
+            "Notification delivery attempts by channel and outcome (delivered, retrying, failed)",
+            notifications.clone(),
+        );
+        let patrol_runs = Family::<CheckLabels, Counter>::default();
+        registry.register(
+            "patrol_runs",
+            "Patrol check runs by check and outcome (ok, found, skipped, failed)",
+            patrol_runs.clone(),
+        );
+        let findings = Family::<CheckLabels, Counter>::default();
+        registry.register(
+            "findings",
+            "Findings recorded by check (built-in, or alertmanager) and outcome (new, repeated, resolved)",
+            findings.clone(),
+        );
+        let tokens = Family::<TokenLabels, Counter>::default();
+        registry.register(
+            "model_tokens",
+            "Model tokens used, by kind (input, output) and origin (chat, investigation)",
+            tokens.clone(),
+        );
         Metrics {
             registry,
+            notifications,
+            patrol_runs,
+            findings,
+            tokens,
             rate_limited,
             gate_blocks,
             recoveries,
@@ -197,6 +247,53 @@ impl Metrics {
                 class: class.into(),
             })
             .inc();
+    }
+
+    /// Counts a notification delivery attempt to `channel`.
+    pub fn notification(&self, channel: &str, outcome: &'static str) {
+        self.notifications
+            .get_or_create(&ChannelLabels {
+                channel: channel.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a run of a patrol check.
+    pub fn patrol_run(&self, check: &'static str, outcome: &'static str) {
+        self.patrol_runs
+            .get_or_create(&CheckLabels {
+                check: check.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a recorded finding; every `alertmanager:*` check counts as `alertmanager`.
+    pub fn finding(&self, check: &str, outcome: &'static str) {
+        let check = if check.starts_with("alertmanager:") {
+            "alertmanager"
+        } else {
+            check
+        };
+        self.findings
+            .get_or_create(&CheckLabels {
+                check: check.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// Counts the tokens of one model call (`origin`: chat or investigation).
+    pub fn model_tokens(&self, input: u64, output: u64, origin: &'static str) {
+        for (kind, count) in [("input", input), ("output", output)] {
+            self.tokens
+                .get_or_create(&TokenLabels {
+                    kind: kind.into(),
+                    origin: origin.into(),
+                })
+                .inc_by(count);
+        }
     }
 
     /// Counts one HTTP request by route template and status.

@@ -235,6 +235,33 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         external.clone(),
     );
     let cancels = assistant.clone();
+    let state_approvals = approvals.clone();
+    let notifier = crate::notify::Notifier::new(
+        store.clone(),
+        config.watch.channels.clone(),
+        metrics.clone(),
+    );
+    let findings = crate::findings::Findings::new(
+        store.clone(),
+        agents.clone(),
+        notifier.clone(),
+        metrics.clone(),
+        config.watch.investigate.clone(),
+    );
+    let investigator = crate::findings::investigate::Investigator::new(
+        assistant.clone(),
+        findings.clone(),
+        config.watch.budget,
+    );
+    findings.set_investigator(investigator.clone());
+    let web_base = config
+        .public_url
+        .as_ref()
+        .map(|url| url.as_str().trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| format!("http://{http_addr}"));
+    state_approvals.set_notifier(notifier.clone(), web_base);
+    let patrol =
+        crate::patrol::Patrol::new(exec.clone(), findings.clone(), config.watch.patrol.clone());
     let state = ApiState {
         agents: agents.clone(),
         exec,
@@ -247,6 +274,8 @@ pub async fn start(config: &Config) -> Result<RunningController> {
         metrics,
         cluster: cluster.clone(),
         mcp: config.mcp.clone(),
+        findings,
+        investigator: investigator.clone(),
     };
     let grpc_chat = api::grpc_chat::routes(state.assistant.clone(), state.access.clone()).await;
     let router = api::router(
@@ -281,6 +310,9 @@ pub async fn start(config: &Config) -> Result<RunningController> {
     }
     tasks.spawn(lost_runs.watch(decided, shutdown.clone()));
     tasks.spawn(cancels.watch_cancels(cancelled, shutdown.clone()));
+    tasks.spawn(patrol.run(shutdown.clone()));
+    tasks.spawn(notifier.deliver(shutdown.clone()));
+    tasks.spawn(investigator.retry_waiting(shutdown.clone()));
     if let Some((listener, tls)) = replica.link {
         let link = crate::gateway::cluster_link::ClusterLinkService::new(dispatcher);
         tasks.spawn(link.serve(listener, tls, shutdown.clone()));

@@ -6,6 +6,10 @@
 //! the controller was given. One file per controller process, `<name>-<pid>.list`, one
 //! absolute path per line.
 
+/// The source name of the empty tmpfs the agent's read sandbox lays over each hidden
+/// directory, as `/proc/self/mountinfo` and `df` show it.
+pub const MASK_SOURCE: &str = "vigil-hidden";
+
 /// Files whose very opening or reading acts: a watchdog arms when opened (and may reboot
 /// the host when closed without its magic character), `/proc/kmsg` hands each kernel
 /// message to one reader only (the host's syslog daemon loses it), tracing pipes consume

@@ -116,6 +116,16 @@ impl Controller {
         if self.options.raw_exec {
             cmd.arg("--test-raw-exec");
         }
+        // Patrol runs only in the tests that ask for it: its reads would show up in the
+        // audit trails and agent queues other tests count.
+        if !self
+            .options
+            .extra_args
+            .iter()
+            .any(|a| a == "--patrol" || a.starts_with("--patrol="))
+        {
+            cmd.arg("--patrol=false");
+        }
         cmd.args(&self.options.extra_args);
         let log = self
             .dir
@@ -156,6 +166,13 @@ impl Controller {
             .args(args)
             .arg("--data-dir")
             .arg(self.dir.path()))
+    }
+
+    /// A new API token with `role` (`viewer`, `operator`, `admin`) named `name`.
+    pub fn create_api_token(&self, name: &str, role: &str) -> String {
+        let (code, out, err) = self.cli(&["apitoken", "create", "--role", role, "--name", name]);
+        assert_eq!(code, 0, "{out}{err}");
+        out.lines().last().unwrap_or_default().trim().to_owned()
     }
 
     /// `token create` with the given options; returns the token (the last stdout line).

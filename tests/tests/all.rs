@@ -19,6 +19,7 @@ mod local_agent;
 mod mcp;
 mod openai_compat;
 mod partition;
+mod patrol;
 mod queue;
 mod replicas;
 mod sandbox;

@@ -14,12 +14,14 @@ pub mod cluster;
 pub mod exec;
 pub mod exec_output;
 pub mod fanout;
+pub mod findings;
 pub mod grpc_chat;
 pub mod install;
 pub mod join_tokens;
 pub mod json_body;
 pub mod me;
 pub mod metrics;
+pub mod notify;
 pub mod openai_compat;
 pub mod rate;
 #[cfg(feature = "raw-exec")]
@@ -33,7 +35,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -76,6 +78,10 @@ pub struct ApiState {
     pub cluster: crate::cluster::Cluster,
     /// The MCP server's settings (`/mcp`).
     pub mcp: crate::mcp::McpSettings,
+    /// Findings of patrol checks and alerts.
+    pub findings: crate::findings::Findings,
+    /// Investigations and their budget.
+    pub investigator: crate::findings::investigate::Investigator,
 }
 
 /// Options that change which routes exist.
@@ -120,6 +126,9 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         )
         .route("/api/ai/sessions/{id}/messages", get(chat::messages))
         .route("/api/ai/sessions/{id}/cancel", post(chat::cancel))
+        .route("/api/findings", get(findings::list))
+        .route("/api/findings/summary", get(findings::summary))
+        .route("/api/findings/{id}", get(findings::get))
         .route("/v1/models", get(openai_compat::models))
         .route(
             "/v1/chat/completions",
@@ -132,7 +141,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
             post(approvals::request_write).route_layer(limited(rate::Class::Exec)),
         )
         .route("/api/ai/approvals/{id}/approve", post(approvals::approve))
-        .route("/api/ai/approvals/{id}/deny", post(approvals::deny));
+        .route("/api/ai/approvals/{id}/deny", post(approvals::deny))
+        .route("/api/findings/{id}/ack", post(findings::ack))
+        .route("/api/findings/{id}/snooze", post(findings::snooze))
+        .route("/api/alerts/alertmanager", post(findings::alertmanager));
     let admin = Router::new()
         .route("/api/agents/{id}/revoke", post(agents::revoke))
         .route(
@@ -142,7 +154,10 @@ pub fn router(state: ApiState, options: ApiOptions) -> Router {
         .route("/api/cluster", get(cluster::list))
         .route("/api/audit", get(audit::list))
         .route("/api/audit/verify", get(audit::verify))
-        .route("/api/join-tokens", post(join_tokens::create));
+        .route("/api/join-tokens", post(join_tokens::create))
+        .route("/api/notify/channels", get(notify::list).post(notify::save))
+        .route("/api/notify/channels/{name}", delete(notify::remove))
+        .route("/api/notify/deliveries", get(notify::deliveries));
     // Only builds with the `raw-exec` feature (the test support's) have this route.
     #[cfg(feature = "raw-exec")]
     let admin = if options.raw_exec {

@@ -61,6 +61,9 @@ struct Inner {
     replica: String,
     /// The external MCP servers an approved tool call goes to.
     external: crate::mcp::external::ExternalTools,
+    /// Tells the notification channels that an approval waits, with the web page's link
+    /// (set once the notifier exists).
+    announce: std::sync::OnceLock<(crate::notify::Notifier, String)>,
 }
 
 /// The approvals service (cheap to clone).
@@ -114,8 +117,15 @@ impl Approvals {
                 told: Mutex::default(),
                 replica: replica.to_owned(),
                 external,
+                announce: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Announces every approval that waits for a person to `notifier`, linking to the web
+    /// page at `base_url` (`scheme://host[:port]`).
+    pub fn set_notifier(&self, notifier: crate::notify::Notifier, base_url: String) {
+        let _ = self.inner.announce.set((notifier, base_url));
     }
 
     /// The replica this service runs on (empty for a controller in a test).
@@ -172,7 +182,36 @@ impl Approvals {
     }
 
     /// Stores a pending approval (its expiry is the service's) and starts listening to it.
-    pub async fn request(&self, mut new: NewApproval) -> Result<Pending> {
+    pub async fn request(&self, new: NewApproval) -> Result<Pending> {
+        let pending = self.store_request(new).await?;
+        if let Some((notifier, base)) = self.inner.announce.get() {
+            let row = &pending.row;
+            let link = format!("{}/#approvals/{}", base.trim_end_matches('/'), row.id);
+            let text = format!(
+                "Approval needed: {} wants to run `{}` on {}\n\nDecide: {link}",
+                row.created_by,
+                row.command,
+                row.resource_id
+                    .as_deref()
+                    .or(row.target.as_deref())
+                    .unwrap_or("a host")
+            );
+            notifier
+                .publish(crate::notify::Message {
+                    event: crate::notify::NotifyEvent::ApprovalNeeded,
+                    finding: None,
+                    approval: Some(serde_json::json!({
+                        "id": row.id, "command": row.command, "resource_id": row.resource_id,
+                        "requested_by": row.created_by, "risk": row.risk, "url": link,
+                    })),
+                    text,
+                })
+                .await;
+        }
+        Ok(pending)
+    }
+
+    async fn store_request(&self, mut new: NewApproval) -> Result<Pending> {
         new.ttl_s = self.inner.ttl_s;
         let row = self.store().create_approval(&new, unix_now()).await?;
         tracing::info!(approval = %row.id, session = ?row.session_id, agent = ?row.agent, "approval requested");
@@ -203,7 +242,7 @@ impl Approvals {
     /// Runs a write with no person (the `autonomous` level): the approval is stored and
     /// decided by `by` at once, so it is audited and runs exactly like an approved one.
     pub async fn autonomous(&self, new: NewApproval, by: &str) -> Result<Pending> {
-        let pending = self.request(new).await?;
+        let pending = self.store_request(new).await?;
         self.decide(
             &pending.row.id,
             Decision::Approve,

@@ -266,13 +266,25 @@ impl Assistant {
         let (tx, mut relayed) = mpsc::unbounded_channel::<ChatEvent>();
         let (client, rx) = mpsc::unbounded_channel();
         let (settled, settled_rx) = tokio::sync::oneshot::channel::<()>();
+        let metrics = self.exec().metrics().clone();
+        let origin = if caller.name == crate::findings::investigate::INVESTIGATOR {
+            "investigation"
+        } else {
+            "chat"
+        };
         tokio::spawn(async move {
             let mut settled_rx = Some(settled_rx);
             while let Some(event) = relayed.recv().await {
-                if matches!(event, ChatEvent::Done { .. })
-                    && let Some(settled_rx) = settled_rx.take()
+                if let ChatEvent::Done {
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } = &event
                 {
-                    let _ = settled_rx.await;
+                    metrics.model_tokens(*input_tokens, *output_tokens, origin);
+                    if let Some(settled_rx) = settled_rx.take() {
+                        let _ = settled_rx.await;
+                    }
                 }
                 // A client that went away does not stop the turn.
                 let _ = client.send(event);

@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod exec;
 pub mod exec_fanout;
 pub mod exec_write;
+pub mod findings;
 pub mod mcp;
 pub mod policy;
 pub mod ready;
@@ -86,6 +87,9 @@ pub enum Command {
     /// List, approve or deny the writes waiting for a person (through the running
     /// controller's API; deciding needs an operator token).
     Approvals(approvals::ApprovalsArgs),
+    /// List what patrol checks and alerts found, or acknowledge or snooze a finding
+    /// (through the running controller's API; changing needs an operator token).
+    Findings(findings::FindingsArgs),
     /// Run a read-only command on an agent or in a resource, on many at once (--all,
     /// --label K=V, several --target), or with --write request a write through an approval
     /// and wait for its decision (through the running controller's API).
@@ -131,6 +135,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Agents(args) => agents::run(args).map(|()| 0),
         Command::Resources(args) => resources::run(args).map(|()| 0),
         Command::Approvals(args) => approvals::run(args).map(|()| 0),
+        Command::Findings(args) => findings::run(args).map(|()| 0),
         Command::Exec(args) => exec::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Policy(command) => policy::run(command).map(|()| 0),

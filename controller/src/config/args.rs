@@ -154,6 +154,33 @@ pub struct ServeArgs {
     /// readOnlyHint: true run as reads, without a person (comma-separated; default none).
     #[arg(long = "mcp-server-trusted", env = ENV_MCP_SERVERS_TRUSTED, value_delimiter = ',', value_name = "NAME")]
     pub mcp_servers_trusted: Vec<String>,
+    /// [key patrol] Run the built-in checks (disk, inodes, memory, failed systemd units,
+    /// containers, ZFS pools, certificates, Proxmox guests set to start on boot, agents
+    /// offline) on a schedule, without a model, and record what they find (default true).
+    #[arg(long, env = ENV_PATROL, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    pub patrol: Option<bool>,
+    /// [key patrol_interval_s] Seconds between two runs of a check on one resource
+    /// (default 300); the file's [patrol_checks.<name>] tables set it per check.
+    #[arg(long, env = ENV_PATROL_INTERVAL_S, value_name = "SECONDS")]
+    pub patrol_interval_s: Option<u64>,
+    /// [key patrol_investigate] Checks whose new findings open an investigation, a
+    /// read-only chat session the assistant runs with the finding as its question
+    /// (comma-separated check names, or alertmanager for alerts; default none).
+    #[arg(long, env = ENV_PATROL_INVESTIGATE, value_delimiter = ',', value_name = "CHECK")]
+    pub patrol_investigate: Vec<String>,
+    /// [key patrol_cert_files] Certificate files (PEM) the certificates check reads on
+    /// every host (comma-separated; default Proxmox VE's /etc/pve/local/pve-ssl.pem and
+    /// pveproxy-ssl.pem).
+    #[arg(long, env = ENV_PATROL_CERT_FILES, value_delimiter = ',', value_name = "PATH")]
+    pub patrol_cert_files: Vec<String>,
+    /// [key unattended_tokens_per_day] Model tokens investigations may use per 24 hours
+    /// (default 200000); past it checks go on and investigations wait.
+    #[arg(long, env = ENV_UNATTENDED_TOKENS_PER_DAY, value_name = "TOKENS")]
+    pub unattended_tokens_per_day: Option<u64>,
+    /// [key investigations_per_hour] Investigations that may start per hour (default 6).
+    #[arg(long, env = ENV_INVESTIGATIONS_PER_HOUR, value_name = "N")]
+    pub investigations_per_hour: Option<u64>,
     /// [key llm.provider] The model API's protocol: openai (any OpenAI-compatible server:
     /// OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, LiteLLM) or anthropic. No
     /// provider: the chat answers that no model is configured.
@@ -222,6 +249,10 @@ impl ServeArgs {
         }
         self.gateway_sans.retain(|name| !name.trim().is_empty());
         self.gateway_endpoints
+            .retain(|name| !name.trim().is_empty());
+        self.patrol_investigate
+            .retain(|name| !name.trim().is_empty());
+        self.patrol_cert_files
             .retain(|name| !name.trim().is_empty());
         self
     }

@@ -41,6 +41,17 @@ pub struct FileConfig {
     /// `[[mcp_servers]]` tables: external MCP servers.
     pub mcp_servers: Option<Vec<crate::mcp::external::ServerConfig>>,
     pub mcp_servers_trusted: Option<Vec<String>>,
+    pub patrol: Option<bool>,
+    pub patrol_interval_s: Option<u64>,
+    pub patrol_investigate: Option<Vec<String>>,
+    pub patrol_cert_files: Option<Vec<String>>,
+    /// `[patrol_checks.<name>]` tables: one check's settings.
+    pub patrol_checks:
+        Option<std::collections::BTreeMap<String, crate::patrol::settings::CheckFileConfig>>,
+    pub unattended_tokens_per_day: Option<u64>,
+    pub investigations_per_hour: Option<u64>,
+    /// `[[notify_channels]]` tables: notification channels.
+    pub notify_channels: Option<Vec<crate::notify::Channel>>,
     /// The `[llm]` table: the model API.
     pub llm: Option<LlmFileConfig>,
 }

@@ -20,11 +20,13 @@ pub mod approvals;
 pub mod audit;
 pub mod chain;
 pub mod chat;
+pub mod findings;
 pub mod handoff;
 pub mod identity;
 pub mod inventory;
 pub mod knowledge;
 pub mod notify;
+pub mod outbox;
 pub mod replicas;
 pub mod revocations;
 #[cfg(any(test, feature = "test-support"))]

@@ -84,7 +84,9 @@ class App {
       h('button.icon.theme', { type: 'button', title: 'Light or dark theme', 'aria-label': 'Toggle theme', onclick: () => this.toggleTheme() }, '◐'),
       h('button.signout', { type: 'button', onclick: () => this.signOut('Signed out.') }, 'Sign out'));
     replace(this.root, h('div.app', header, this.content));
-    this.go('chat');
+    // A link such as /#approvals/<id> (in a notification) opens its view.
+    const wanted = location.hash.slice(1).split('/')[0];
+    this.go(this.views[wanted] ? wanted : 'chat');
     this.refreshBadge();
     clearInterval(this.badgeTimer);
     this.badgeTimer = setInterval(() => this.refreshBadge(), 5000);

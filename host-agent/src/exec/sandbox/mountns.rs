@@ -33,8 +33,7 @@ use nix::sched::{CloneFlags, unshare};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The name of the masks' tmpfs in `/proc/self/mountinfo`.
-pub const MASK_SOURCE: &str = "vigil-hidden";
+pub use vigil_shared::hide::MASK_SOURCE;
 
 /// Sockets that reads reach as they are: PostgreSQL's (every read session is read-only:
 /// `read_env`'s `PGOPTIONS`). The D-Bus system bus and the container engines are reached
