@@ -68,6 +68,11 @@ const ASSETS: &[Asset] = &[
         body: include_str!("assets/turn.js"),
     },
     Asset {
+        name: "findings.js",
+        content_type: JS,
+        body: include_str!("assets/findings.js"),
+    },
+    Asset {
         name: "views.js",
         content_type: JS,
         body: include_str!("assets/views.js"),

@@ -286,7 +286,10 @@ async fn direct_mode_without_a_model_and_the_agents_resources_and_audit_views() 
     let tabs = b
         .js("return [...document.querySelectorAll('.tab')].map(t => t.dataset.view)")
         .await;
-    assert_eq!(tabs, json!(["chat", "approvals", "agents", "resources"]));
+    assert_eq!(
+        tabs,
+        json!(["chat", "approvals", "findings", "agents", "resources"])
+    );
     let levels = b
         .js("return [...document.querySelectorAll('.control-level option')].map(o => o.value)")
         .await;

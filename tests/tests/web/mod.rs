@@ -1,7 +1,7 @@
 //! The web page in a real browser (Chromium over WebDriver) against a real controller, a
 //! real agent and the scripted model: sign-in, streamed Markdown and tool cards with real
 //! output, `@` and `/` autocomplete, cancel, approval cards (approve with a diff, deny with
-//! a reason), model output rendered inert, the agents, resources and audit views, and
+//! a reason), model output rendered inert, the findings, agents, resources and audit views, and
 //! screenshots at a desktop and a phone width (target/screenshots; docs/images with
 //! VIGIL_UPDATE_SCREENSHOTS=1).
 
@@ -9,6 +9,7 @@
 
 mod browser;
 mod chat;
+mod findings;
 mod writes;
 
 use serde_json::Value;

@@ -5,6 +5,7 @@ import { h, replace } from './dom.js';
 import { get, setToken, clearToken, token, onUnauthorized } from './api.js';
 import { ChatView } from './chat.js';
 import { ApprovalsView, AgentsView, ResourcesView, AuditView } from './views.js';
+import { FindingsView } from './findings.js';
 
 const ROLES = { viewer: 0, operator: 1, admin: 2 };
 
@@ -70,12 +71,13 @@ class App {
   }
 
   mainPage() {
-    this.views = { chat: new ChatView(this), approvals: new ApprovalsView(this), agents: new AgentsView(this), resources: new ResourcesView(this) };
+    this.views = { chat: new ChatView(this), approvals: new ApprovalsView(this), findings: new FindingsView(this), agents: new AgentsView(this), resources: new ResourcesView(this) };
     if (this.me.role === 'admin') this.views.audit = new AuditView(this);
     this.badge = h('span.badge', { hidden: true, 'aria-label': 'pending approvals' });
-    const labels = { chat: 'Chat', approvals: 'Approvals', agents: 'Agents', resources: 'Resources', audit: 'Audit' };
+    this.findingsBadge = h('span.badge.findings-count', { hidden: true, 'aria-label': 'open findings' });
+    const labels = { chat: 'Chat', approvals: 'Approvals', findings: 'Findings', agents: 'Agents', resources: 'Resources', audit: 'Audit' };
     this.tabs = Object.keys(this.views).map((name) => h('button.tab', { type: 'button', dataset: { view: name }, onclick: () => this.go(name) },
-      labels[name], name === 'approvals' ? this.badge : null));
+      labels[name], name === 'approvals' ? this.badge : null, name === 'findings' ? this.findingsBadge : null));
     this.content = h('div.content');
     const menu = h('button.icon.menu', { type: 'button', 'aria-label': 'Sessions', title: 'Sessions', onclick: () => this.views.chat.sidebar.classList.toggle('open') }, '☰');
     const header = h('header.top',
@@ -106,6 +108,9 @@ class App {
       const pending = await get('/api/ai/approvals?status=pending');
       this.badge.hidden = pending.length === 0;
       this.badge.textContent = String(pending.length);
+      const summary = await get('/api/findings/summary');
+      this.findingsBadge.hidden = summary.open === 0;
+      this.findingsBadge.textContent = String(summary.open);
     } catch { /* shown elsewhere */ }
   }
 

@@ -1,7 +1,7 @@
 // The chat view: the session list (new, rename, delete), the conversation, and the
 // composer (Enter sends, Shift+Enter adds a line, Esc stops the turn, @ and / complete).
 
-import { h, replace, ago } from './dom.js';
+import { h, replace, ago, tokens } from './dom.js';
 import { api, get, post, chatStream } from './api.js';
 import { Turn, replay } from './turn.js';
 import { Completer, mentionsIn } from './complete.js';
@@ -52,7 +52,7 @@ export class ChatView {
     try { list = await get('/api/ai/sessions'); } catch (err) { this.app.toast(err); return; }
     replace(this.sessions, list.map((s) => h(`li${s.id === this.sessionId ? '.active' : ''}`, { dataset: { sessionId: s.id } },
       h('button.session-open', { type: 'button', title: s.title, onclick: () => this.open(s.id) },
-        h('span.session-title', s.title || 'Untitled'), h('span.session-meta', `${s.running ? 'running · ' : ''}${ago(s.updated_at)}`)),
+        h('span.session-title', s.title || 'Untitled'), h('span.session-meta', `${s.running ? 'running · ' : ''}${ago(s.updated_at)} · ${tokens(s.input_tokens + s.output_tokens)}`)),
       h('button.icon.rename', { type: 'button', title: 'Rename', 'aria-label': 'Rename session', onclick: () => this.rename(s) }, '✎'),
       h('button.icon.delete', { type: 'button', title: 'Delete', 'aria-label': 'Delete session', onclick: () => this.remove(s) }, '✕'))));
   }

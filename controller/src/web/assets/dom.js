@@ -60,3 +60,11 @@ export function timeLeft(seconds) {
   const s = String(left % 60).padStart(2, '0');
   return `${m}:${s}`;
 }
+
+/** A token count as a person reads it: `840 tokens`, `12.5k tokens`, `1.2M tokens`. */
+export function tokens(n) {
+  const count = Number(n) || 0;
+  if (count < 1000) return `${count} tokens`;
+  if (count < 1e6) return `${(count / 1000).toFixed(count < 1e4 ? 1 : 0)}k tokens`;
+  return `${(count / 1e6).toFixed(1)}M tokens`;
+}
