@@ -12,6 +12,9 @@
 # and the identities there, so a rerun skips enrollment; default: a temporary directory),
 # FLEET_NO_BUILD=1 (use the binaries in target/release as they are), FLEET_RESTART=1 (then
 # restart the controller and time until every agent is back), RUST_LOG (controller).
+# FLEET_PATROL=1 leaves patrol on (its default checks every 300 s) and then measures it for
+# FLEET_PATROL_S (300) seconds: runs per second, controller CPU and VmRSS; by default the
+# controller runs with --patrol=false so the idle figures stay comparable.
 # FLEET_REPLICAS=N (N > 1) runs tests/benches/fleet-replicas.sh instead: N replicas on one
 # PostgreSQL (it says what it needs).
 set -euo pipefail
@@ -25,6 +28,10 @@ CONNECT_TIMEOUT_S="${FLEET_CONNECT_TIMEOUT_S:-900}"
 HTTP_PORT="${FLEET_HTTP_PORT:-18640}"
 GRPC_PORT="${FLEET_GRPC_PORT:-18641}"
 CARGO="${CARGO:-cargo}"
+PATROL="${FLEET_PATROL:-0}"
+PATROL_S="${FLEET_PATROL_S:-300}"
+patrol_args=(--patrol=false)
+if [[ "$PATROL" == 1 ]]; then patrol_args=(--patrol=true); fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -59,7 +66,7 @@ url="http://127.0.0.1:$HTTP_PORT"
 start_controller() {
   RUST_LOG="${RUST_LOG:-info}" "$ctl" serve --data-dir "$work/data" \
     --http-listen "127.0.0.1:$HTTP_PORT" --grpc-listen "127.0.0.1:$GRPC_PORT" \
-    >"$work/controller$1.log" 2>&1 &
+    "${patrol_args[@]}" >"$work/controller$1.log" 2>&1 &
   ctl_pid=$!
   for _ in $(seq 300); do
     if curl -fsS "$url/healthz" >/dev/null 2>&1; then return 0; fi
@@ -111,6 +118,29 @@ if [[ -n "$enroll_s" ]]; then enrolled="$enroll_s s"; else enrolled="skipped (id
 echo "enrollment: $enrolled; from start to connected $AGENTS/$AGENTS: $total_s s"
 failed="$(grep -c 'streams failed or ended' "$work/fleet.log" || true)"
 echo "simulator seconds with failed or ended streams: $failed"
+
+# Patrol on an idle fleet: every agent's host gets the default checks every 300 s (their
+# first runs spread over a minute), each a read through the exec service and the audit log.
+if [[ "$PATROL" == 1 ]]; then
+  patrol_runs() { curl -fsS "$url/metrics" | awk '/^vigil_patrol_runs_total/ { s += $NF } END { printf "%d", s }'; }
+  cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$ctl_pid/stat"; }
+  echo "patrol: letting the first runs spread (60 s), then measuring for $PATROL_S s"
+  sleep 60
+  runs0="$(patrol_runs)"
+  ticks0="$(cpu_ticks)"
+  t0="$(date +%s.%N)"
+  sleep "$PATROL_S"
+  runs1="$(patrol_runs)"
+  ticks1="$(cpu_ticks)"
+  t1="$(date +%s.%N)"
+  hz="$(getconf CLK_TCK)"
+  rss="$(awk '/^VmRSS:/ { print $2 }' "/proc/$ctl_pid/status")"
+  awk -v r0="$runs0" -v r1="$runs1" -v c0="$ticks0" -v c1="$ticks1" -v t0="$t0" -v t1="$t1" \
+    -v hz="$hz" -v rss="$rss" -v agents="$AGENTS" 'BEGIN {
+      s = t1 - t0
+      printf "patrol: %d check runs in %.0f s = %.1f runs/s on %d agents; controller CPU %.1f%% of one core; VmRSS %.1f MiB\n",
+        r1 - r0, s, (r1 - r0) / s, agents, 100 * (c1 - c0) / hz / s, rss / 1024 }' | tee -a "$work/summary.txt"
+fi
 
 if [[ "${FLEET_RESTART:-0}" == 1 ]]; then
   kill -TERM "$ctl_pid"

@@ -174,6 +174,11 @@ pub struct ServeArgs {
     /// pveproxy-ssl.pem).
     #[arg(long, env = ENV_PATROL_CERT_FILES, value_delimiter = ',', value_name = "PATH")]
     pub patrol_cert_files: Vec<String>,
+    /// [key patrol_tls_ports] Ports whose TLS certificate the tls_ports check asks for
+    /// (openssl s_client to 127.0.0.1) on hosts that listen on them (comma-separated;
+    /// default 443,636,993,995,6443,8006,8443,9443).
+    #[arg(long, env = ENV_PATROL_TLS_PORTS, value_delimiter = ',', value_name = "PORT")]
+    pub patrol_tls_ports: Vec<u16>,
     /// [key unattended_tokens_per_day] Model tokens investigations may use per 24 hours
     /// (default 200000); past it checks go on and investigations wait.
     #[arg(long, env = ENV_UNATTENDED_TOKENS_PER_DAY, value_name = "TOKENS")]

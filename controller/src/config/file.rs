@@ -45,6 +45,7 @@ pub struct FileConfig {
     pub patrol_interval_s: Option<u64>,
     pub patrol_investigate: Option<Vec<String>>,
     pub patrol_cert_files: Option<Vec<String>>,
+    pub patrol_tls_ports: Option<Vec<u16>>,
     /// `[patrol_checks.<name>]` tables: one check's settings.
     pub patrol_checks:
         Option<std::collections::BTreeMap<String, crate::patrol::settings::CheckFileConfig>>,

@@ -19,6 +19,8 @@ pub const ENV_PATROL_INTERVAL_S: &str = "VIGIL_PATROL_INTERVAL_S";
 pub const ENV_PATROL_INVESTIGATE: &str = "VIGIL_PATROL_INVESTIGATE";
 /// Environment variable of `--patrol-cert-files`.
 pub const ENV_PATROL_CERT_FILES: &str = "VIGIL_PATROL_CERT_FILES";
+/// Environment variable of `--patrol-tls-ports`.
+pub const ENV_PATROL_TLS_PORTS: &str = "VIGIL_PATROL_TLS_PORTS";
 /// Environment variable of `--unattended-tokens-per-day`.
 pub const ENV_UNATTENDED_TOKENS_PER_DAY: &str = "VIGIL_UNATTENDED_TOKENS_PER_DAY";
 /// Environment variable of `--investigations-per-hour`.
@@ -58,6 +60,11 @@ pub fn watch_config(args: &ServeArgs, file: &FileConfig) -> Result<WatchConfig> 
             .unwrap_or(DEFAULT_INTERVAL_S),
         &investigate,
         &cert_files,
+        &if args.patrol_tls_ports.is_empty() {
+            file.patrol_tls_ports.clone().unwrap_or_default()
+        } else {
+            args.patrol_tls_ports.clone()
+        },
         &file.patrol_checks.clone().unwrap_or_default(),
     )?;
     let defaults = Budget::default();

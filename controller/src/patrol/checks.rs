@@ -26,6 +26,8 @@ pub enum Check {
     Zfs,
     /// Certificate files close to expiry (days left).
     Certificates,
+    /// Certificates served on the host's listening TLS ports close to expiry (days left).
+    TlsPorts,
     /// Proxmox guests set to start on boot that are not running.
     ProxmoxOnboot,
     /// Agents that have not been connected for a while (minutes); runs in the controller.
@@ -34,7 +36,7 @@ pub enum Check {
 
 impl Check {
     /// Every check.
-    pub const ALL: [Check; 9] = [
+    pub const ALL: [Check; 10] = [
         Check::Disk,
         Check::Inodes,
         Check::Memory,
@@ -42,6 +44,7 @@ impl Check {
         Check::Containers,
         Check::Zfs,
         Check::Certificates,
+        Check::TlsPorts,
         Check::ProxmoxOnboot,
         Check::AgentOffline,
     ];
@@ -56,6 +59,7 @@ impl Check {
             Check::Containers => "containers",
             Check::Zfs => "zfs",
             Check::Certificates => "certificates",
+            Check::TlsPorts => "tls_ports",
             Check::ProxmoxOnboot => "proxmox_onboot",
             Check::AgentOffline => "agent_offline",
         }
@@ -81,14 +85,15 @@ impl Check {
         match self {
             Check::Disk | Check::Inodes => (90.0, 95.0),
             Check::Memory => (90.0, 95.0),
-            Check::Certificates => (21.0, 7.0),
+            Check::Certificates | Check::TlsPorts => (21.0, 7.0),
             Check::AgentOffline => (10.0, 60.0),
             _ => (0.0, 0.0),
         }
     }
 
-    /// The commands it runs (`files`: the certificate files to look at).
-    pub fn commands(self, files: &[String]) -> Vec<String> {
+    /// The commands it runs on a resource: `files` are the certificate files to look at,
+    /// `ports` the resource's listening ports to ask for their certificate.
+    pub fn commands(self, files: &[String], ports: &[u16]) -> Vec<String> {
         match self {
             Check::Disk => vec!["df -P -T".into()],
             Check::Inodes => vec!["df -P -T -i".into()],
@@ -104,6 +109,17 @@ impl Check {
                 .iter()
                 .filter(|f| is_plain_path(f))
                 .map(|f| format!("openssl x509 -noout -enddate -in {f}"))
+                .collect(),
+            // The pipe's status is the second openssl's: it fails (and the port is
+            // skipped) when the port served no certificate.
+            Check::TlsPorts => ports
+                .iter()
+                .map(|port| {
+                    format!(
+                        "openssl s_client -connect 127.0.0.1:{port} </dev/null 2>/dev/null \
+                         | openssl x509 -noout -enddate"
+                    )
+                })
                 .collect(),
             Check::ProxmoxOnboot => vec![
                 "grep -s -H '^onboot: *1' /etc/pve/local/qemu-server/*.conf /etc/pve/local/lxc/*.conf"
@@ -190,7 +206,13 @@ pub fn evaluate(check: Check, outputs: &[Output], ctx: &Context<'_>) -> Verdict 
         Check::SystemdUnits => failed_units(first),
         Check::Containers => containers(first, ctx),
         Check::Zfs => pools(first),
-        Check::Certificates => certificates(outputs, ctx),
+        Check::Certificates => certificates(outputs, ctx, |command| {
+            command.rsplit(' ').next().map(|file| format!("certificate {file}"))
+        }),
+        Check::TlsPorts => certificates(outputs, ctx, |command| {
+            let port = command.split("127.0.0.1:").nth(1)?.split(' ').next()?;
+            Some(format!("port {port}"))
+        }),
         Check::ProxmoxOnboot => onboot(first, ctx),
         Check::AgentOffline => Verdict::Skipped("runs in the controller".into()),
     }
@@ -388,12 +410,17 @@ fn pools(output: &Output) -> Verdict {
     Verdict::Checked(problems)
 }
 
-/// `openssl x509 -noout -enddate -in FILE`: `notAfter=Nov  7 01:02:03 2026 GMT`.
-fn certificates(outputs: &[Output], ctx: &Context<'_>) -> Verdict {
+/// `… openssl x509 -noout -enddate …`: `notAfter=Nov  7 01:02:03 2026 GMT`; `item` names
+/// what a command looked at (`certificate FILE`, `port N`).
+fn certificates(
+    outputs: &[Output],
+    ctx: &Context<'_>,
+    item: impl Fn(&str) -> Option<String>,
+) -> Verdict {
     let (warning_days, critical_days) = ctx.thresholds;
     let mut problems = Vec::new();
     for output in outputs {
-        let Some(file) = output.command.rsplit(' ').next() else {
+        let Some(what) = item(&output.command) else {
             continue;
         };
         let Some((line, not_after)) = output.stdout.lines().find_map(|line| {
@@ -410,13 +437,18 @@ fn certificates(outputs: &[Output], ctx: &Context<'_>) -> Verdict {
         } else {
             continue;
         };
-        let summary = if days < 0.0 {
-            format!("certificate {file} has expired")
+        let label = if what.starts_with("port ") {
+            format!("the certificate on {what}")
         } else {
-            format!("certificate {file} expires in {} days", days.floor())
+            what.clone()
+        };
+        let summary = if days < 0.0 {
+            format!("{label} has expired")
+        } else {
+            format!("{label} expires in {} days", days.floor())
         };
         problems.push(Problem {
-            item: format!("certificate {file}"),
+            item: what,
             severity,
             summary,
             evidence: evidence(output, &[line]),

@@ -147,7 +147,31 @@ impl Patrol {
     pub async fn run_check(&self, check: Check, resource: &Resource, thresholds: (f64, f64)) {
         let metrics = self.exec.metrics().clone();
         let mut outputs = Vec::new();
-        for command in check.commands(&self.settings.cert_files) {
+        let listening: Vec<u16> = self
+            .settings
+            .tls_ports
+            .iter()
+            .copied()
+            .filter(|port| {
+                resource
+                    .facts
+                    .ports
+                    .iter()
+                    .any(|p| p.split('/').next().and_then(|n| n.parse().ok()) == Some(*port))
+            })
+            .collect();
+        let commands = check.commands(&self.settings.cert_files, &listening);
+        if commands.is_empty() {
+            // Nothing to look at here any more (no such port listens): what was found
+            // on it is gone.
+            metrics.patrol_run(check.as_str(), "ok");
+            let scope = resource.id.to_string();
+            if let Err(error) = self.findings.settle(check.as_str(), &scope, &[]).await {
+                tracing::warn!(check = check.as_str(), %error, "cannot resolve passing findings");
+            }
+            return;
+        }
+        for command in commands {
             // The ordinary read path: a command the classifier does not prove read-only is
             // never sent (the checks' own test keeps this from happening).
             if let Err(error) = require_read(&classify(&command)) {

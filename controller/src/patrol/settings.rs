@@ -81,6 +81,8 @@ pub struct PatrolSettings {
     pub checks: HashMap<Check, CheckSettings>,
     /// Certificate files the `certificates` check reads.
     pub cert_files: Vec<String>,
+    /// Ports the `tls_ports` check asks for a certificate, where a host listens on them.
+    pub tls_ports: Vec<u16>,
 }
 
 /// The certificate files checked when none are configured: Proxmox VE's own.
@@ -88,16 +90,19 @@ pub const DEFAULT_CERT_FILES: [&str; 2] = [
     "/etc/pve/local/pve-ssl.pem",
     "/etc/pve/local/pveproxy-ssl.pem",
 ];
+/// The ports the `tls_ports` check asks when none are configured: HTTPS, LDAPS, IMAPS,
+/// POP3S, the Kubernetes API, Proxmox VE, and the usual alternative HTTPS ports.
+pub const DEFAULT_TLS_PORTS: [u16; 8] = [443, 636, 993, 995, 6443, 8006, 8443, 9443];
 
 impl Default for PatrolSettings {
     fn default() -> Self {
-        PatrolSettings::build(true, DEFAULT_INTERVAL_S, &[], &[], &BTreeMap::new()).unwrap_or_else(
-            |_| PatrolSettings {
+        PatrolSettings::build(true, DEFAULT_INTERVAL_S, &[], &[], &[], &BTreeMap::new())
+            .unwrap_or_else(|_| PatrolSettings {
                 enabled: false,
                 checks: HashMap::new(),
                 cert_files: Vec::new(),
-            },
-        )
+                tls_ports: Vec::new(),
+            })
     }
 }
 
@@ -110,8 +115,12 @@ impl PatrolSettings {
         interval_s: u64,
         investigate: &[String],
         cert_files: &[String],
+        tls_ports: &[u16],
         tables: &BTreeMap<String, CheckFileConfig>,
     ) -> Result<PatrolSettings> {
+        if tls_ports.contains(&0) {
+            return Err(Error::Config("--patrol-tls-ports: 0 is not a port".into()));
+        }
         if interval_s < MIN_INTERVAL_S {
             return Err(Error::Config(format!(
                 "--patrol-interval-s {interval_s}: at least {MIN_INTERVAL_S}"
@@ -152,10 +161,16 @@ impl PatrolSettings {
         } else {
             cert_files.to_vec()
         };
+        let tls_ports = if tls_ports.is_empty() {
+            DEFAULT_TLS_PORTS.to_vec()
+        } else {
+            tls_ports.to_vec()
+        };
         Ok(PatrolSettings {
             enabled,
             checks,
             cert_files,
+            tls_ports,
         })
     }
 
@@ -258,6 +273,7 @@ mod tests {
             60,
             &["memory".into(), "alertmanager".into()],
             &[],
+            &[],
             &tables,
         )
         .unwrap();
@@ -270,14 +286,16 @@ mod tests {
         assert!(!s.checks[&Check::Zfs].enabled);
         assert_eq!(s.investigated(true), ["alertmanager", "disk", "memory"]);
         assert_eq!(s.cert_files, DEFAULT_CERT_FILES);
+        assert_eq!(s.tls_ports, DEFAULT_TLS_PORTS);
     }
 
     #[test]
     fn bad_settings_are_refused() {
         let empty = BTreeMap::new();
-        assert!(PatrolSettings::build(true, 0, &[], &[], &empty).is_err());
-        assert!(PatrolSettings::build(true, 60, &["dsk".into()], &[], &empty).is_err());
-        assert!(PatrolSettings::build(true, 60, &[], &["/a;b".into()], &empty).is_err());
+        assert!(PatrolSettings::build(true, 0, &[], &[], &[], &empty).is_err());
+        assert!(PatrolSettings::build(true, 60, &["dsk".into()], &[], &[], &empty).is_err());
+        assert!(PatrolSettings::build(true, 60, &[], &["/a;b".into()], &[], &empty).is_err());
+        assert!(PatrolSettings::build(true, 60, &[], &[], &[0], &empty).is_err());
         for table in [
             "[dsk]\nenabled = true",
             "[disk]\nkinds = [\"box\"]",
@@ -285,7 +303,7 @@ mod tests {
         ] {
             let tables: BTreeMap<String, CheckFileConfig> = toml::from_str(table).unwrap();
             assert!(
-                PatrolSettings::build(true, 60, &[], &[], &tables).is_err(),
+                PatrolSettings::build(true, 60, &[], &[], &[], &tables).is_err(),
                 "{table}"
             );
         }

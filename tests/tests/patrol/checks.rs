@@ -115,3 +115,151 @@ async fn a_full_filesystem_is_found_repeats_and_resolves() {
     assert!(out.contains("disk") && out.contains(&mount), "{out}");
     drop(agent);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_container_in_a_restart_loop_is_found_on_its_resource_and_resolves() {
+    if !vigil_tests::docker::require() {
+        return;
+    }
+    let looping = vigil_tests::docker::Container::run(
+        "vigil-patrol-loop",
+        "patrol-loop",
+        &["--restart", "always", "--entrypoint", "/bin/false"],
+    )
+    .expect("docker run");
+    let ctrl = Controller::start(ControllerOptions {
+        extra_args: vec!["--patrol".into(), "--patrol-interval-s".into(), "1".into()],
+        ..Default::default()
+    })
+    .await;
+    let agent = Agent::join_connected(&ctrl, AgentOptions::default()).await;
+    let subject = format!("container {} ", looping.name);
+    let ours = |list: Vec<serde_json::Value>| -> Vec<serde_json::Value> {
+        list.into_iter()
+            .filter(|f| f["summary"].as_str().is_some_and(|s| s.starts_with(&subject)))
+            .collect()
+    };
+    let found = wait_until(Duration::from_secs(90), || async {
+        let found = ours(findings(&ctrl.api, "open", "containers").await);
+        found.len() == 1 && found[0]["count"].as_i64().unwrap_or(0) >= 2
+    })
+    .await;
+    assert!(found, "no repeating finding\n{}\n{}", ctrl.log(), agent.log());
+    let finding = ours(findings(&ctrl.api, "open", "containers").await).remove(0);
+    assert_eq!(finding["severity"], "critical", "{finding}");
+    assert_eq!(finding["resource_name"], looping.name.as_str(), "{finding}");
+    assert!(
+        finding["resource_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("docker_container:") && id.ends_with(looping.short_id())),
+        "the finding is on the container's resource: {finding}"
+    );
+    assert!(finding["evidence"].as_str().unwrap().contains("restarting"), "{finding}");
+
+    // Fixed: no more restarts, the container stays down, the finding resolves.
+    vigil_tests::docker::docker_ok(&["update", "--restart=no", looping.id()]);
+    let resolved = wait_until(Duration::from_secs(120), || async {
+        ours(findings(&ctrl.api, "open", "containers").await).is_empty()
+            && ours(findings(&ctrl.api, "resolved", "containers").await).len() == 1
+    })
+    .await;
+    assert!(resolved, "never resolved\n{}", ctrl.log());
+    drop(agent);
+}
+
+/// A self-signed certificate that expires `days` from now, and its key, as PEM.
+fn certificate(days: i64) -> (String, String) {
+    let mut params = rcgen::CertificateParams::new(vec!["site.lan".to_owned()]).unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::days(30);
+    params.not_after = now + time::Duration::days(days);
+    let key = rcgen::KeyPair::generate().unwrap();
+    (params.self_signed(&key).unwrap().pem(), key.serialize_pem())
+}
+
+/// `openssl s_server` on 127.0.0.1:`port` with the certificate in `dir`.
+fn tls_server(dir: &std::path::Path, port: u16, days: i64) -> vigil_tests::Proc {
+    let (cert, key) = certificate(days);
+    std::fs::write(dir.join("server.pem"), cert).unwrap();
+    std::fs::write(dir.join("server.key"), key).unwrap();
+    vigil_tests::Proc::spawn(
+        Command::new("openssl")
+            .args(["s_server", "-quiet", "-www", "-accept"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("-cert")
+            .arg(dir.join("server.pem"))
+            .arg("-key")
+            .arg(dir.join("server.key")),
+        dir.join(format!("s_server-{days}.log")),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn certificates_about_to_expire_in_a_file_and_on_a_port_are_found_and_resolve() {
+    // Outside /tmp, which reads see as the agent's own.
+    let dir = tempfile::Builder::new()
+        .prefix("vigil-patrol-cert")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let file = dir.path().join("site.pem");
+    std::fs::write(&file, certificate(3).0).unwrap();
+    let port = vigil_tests::free_port();
+    let mut server = tls_server(dir.path(), port, 10);
+    // The agent reports the ports its host listens on when it starts.
+    let listening = wait_until(Duration::from_secs(10), || async {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    assert!(listening, "openssl s_server did not start: {}", server.output());
+    let ctrl = Controller::start(ControllerOptions {
+        extra_args: vec![
+            "--patrol".into(),
+            "--patrol-interval-s".into(),
+            "1".into(),
+            "--patrol-cert-files".into(),
+            file.display().to_string(),
+            "--patrol-tls-ports".into(),
+            port.to_string(),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let agent = Agent::join_connected(&ctrl, AgentOptions::default()).await;
+    let found = wait_until(Duration::from_secs(60), || async {
+        let files = findings(&ctrl.api, "open", "certificates").await;
+        let ports = findings(&ctrl.api, "open", "tls_ports").await;
+        files.len() == 1
+            && files[0]["count"].as_i64().unwrap_or(0) >= 2
+            && ports.len() == 1
+    })
+    .await;
+    assert!(found, "no findings\n{}", ctrl.log());
+    let finding = findings(&ctrl.api, "open", "certificates").await.remove(0);
+    assert_eq!(finding["severity"], "critical", "{finding}");
+    let summary = finding["summary"].as_str().unwrap();
+    assert_eq!(
+        summary,
+        format!("certificate {} expires in 2 days", file.display())
+    );
+    assert!(finding["evidence"].as_str().unwrap().contains("notAfter="), "{finding}");
+    let served = findings(&ctrl.api, "open", "tls_ports").await.remove(0);
+    assert_eq!(served["severity"], "warning", "{served}");
+    assert_eq!(
+        served["summary"],
+        format!("the certificate on port {port} expires in 9 days")
+    );
+
+    // Renewed: the file and the server's certificate.
+    std::fs::write(&file, certificate(365).0).unwrap();
+    server.stop();
+    let _renewed = tls_server(dir.path(), port, 365);
+    let resolved = wait_until(Duration::from_secs(60), || async {
+        findings(&ctrl.api, "open", "certificates").await.is_empty()
+            && findings(&ctrl.api, "open", "tls_ports").await.is_empty()
+            && findings(&ctrl.api, "resolved", "certificates").await.len() == 1
+            && findings(&ctrl.api, "resolved", "tls_ports").await.len() == 1
+    })
+    .await;
+    assert!(resolved, "never resolved\n{}", ctrl.log());
+    drop(agent);
+}

@@ -34,7 +34,7 @@ fn every_command_of_every_check_is_a_read_the_classifier_accepts() {
     ];
     let mut seen = 0;
     for check in Check::ALL {
-        for command in check.commands(&files) {
+        for command in check.commands(&files, &[443, 8006]) {
             let verdict = classify(&command);
             assert!(
                 crate::exec::require_read(&verdict).is_ok(),
@@ -43,7 +43,7 @@ fn every_command_of_every_check_is_a_read_the_classifier_accepts() {
             seen += 1;
         }
     }
-    assert!(seen >= 9, "{seen}");
+    assert!(seen >= 11, "{seen}");
 }
 
 #[test]
@@ -56,7 +56,7 @@ fn certificate_paths_with_shell_characters_are_not_used() {
         "/$(id)".to_owned(),
     ];
     assert_eq!(
-        Check::Certificates.commands(&files),
+        Check::Certificates.commands(&files, &[]),
         ["openssl x509 -noout -enddate -in /ok/cert.pem"]
     );
 }
@@ -248,6 +248,12 @@ fn certificates_close_to_expiry() {
         ]
     );
     assert_eq!(found[2].summary, "certificate /e.pem has expired");
+    let port = Check::TlsPorts.commands(&[], &[8006]).remove(0);
+    let served = [out(&port, &at(5), 0), out(&Check::TlsPorts.commands(&[], &[22]).remove(0), "", 1)];
+    let found = problems(evaluate(Check::TlsPorts, &served, &ctx));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].item, "port 8006");
+    assert_eq!(found[0].summary, "the certificate on port 8006 expires in 5 days");
 }
 
 #[test]
