@@ -104,15 +104,25 @@ pub async fn alertmanager(
     State(state): State<ApiState>,
     request: Request,
 ) -> Result<(StatusCode, Json<AlertReport>)> {
+    let too_large = || {
+        Error::coded_with(
+            ApiCode::PayloadTooLarge,
+            format!("the notification is larger than {MAX_ALERT_BODY_BYTES} bytes"),
+            json!({ "max_bytes": MAX_ALERT_BODY_BYTES }),
+        )
+    };
+    // A declared length over the limit is refused before a byte is read.
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_ALERT_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
     let body = axum::body::to_bytes(request.into_body(), MAX_ALERT_BODY_BYTES)
         .await
-        .map_err(|_| {
-            Error::coded_with(
-                ApiCode::PayloadTooLarge,
-                format!("the notification is larger than {MAX_ALERT_BODY_BYTES} bytes"),
-                json!({ "max_bytes": MAX_ALERT_BODY_BYTES }),
-            )
-        })?;
+        .map_err(|_| too_large())?;
     let report = state.findings.alertmanager(&body).await?;
     tracing::info!(
         firing = report.firing,

@@ -207,7 +207,10 @@ pub fn evaluate(check: Check, outputs: &[Output], ctx: &Context<'_>) -> Verdict 
         Check::Containers => containers(first, ctx),
         Check::Zfs => pools(first),
         Check::Certificates => certificates(outputs, ctx, |command| {
-            command.rsplit(' ').next().map(|file| format!("certificate {file}"))
+            command
+                .rsplit(' ')
+                .next()
+                .map(|file| format!("certificate {file}"))
         }),
         Check::TlsPorts => certificates(outputs, ctx, |command| {
             let port = command.split("127.0.0.1:").nth(1)?.split(' ').next()?;

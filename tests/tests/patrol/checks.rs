@@ -136,7 +136,11 @@ async fn a_container_in_a_restart_loop_is_found_on_its_resource_and_resolves() {
     let subject = format!("container {} ", looping.name);
     let ours = |list: Vec<serde_json::Value>| -> Vec<serde_json::Value> {
         list.into_iter()
-            .filter(|f| f["summary"].as_str().is_some_and(|s| s.starts_with(&subject)))
+            .filter(|f| {
+                f["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with(&subject))
+            })
             .collect()
     };
     let found = wait_until(Duration::from_secs(90), || async {
@@ -144,17 +148,25 @@ async fn a_container_in_a_restart_loop_is_found_on_its_resource_and_resolves() {
         found.len() == 1 && found[0]["count"].as_i64().unwrap_or(0) >= 2
     })
     .await;
-    assert!(found, "no repeating finding\n{}\n{}", ctrl.log(), agent.log());
+    assert!(
+        found,
+        "no repeating finding\n{}\n{}",
+        ctrl.log(),
+        agent.log()
+    );
     let finding = ours(findings(&ctrl.api, "open", "containers").await).remove(0);
     assert_eq!(finding["severity"], "critical", "{finding}");
     assert_eq!(finding["resource_name"], looping.name.as_str(), "{finding}");
     assert!(
-        finding["resource_id"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("docker_container:") && id.ends_with(looping.short_id())),
+        finding["resource_id"].as_str().is_some_and(
+            |id| id.starts_with("docker_container:") && id.ends_with(looping.short_id())
+        ),
         "the finding is on the container's resource: {finding}"
     );
-    assert!(finding["evidence"].as_str().unwrap().contains("restarting"), "{finding}");
+    assert!(
+        finding["evidence"].as_str().unwrap().contains("restarting"),
+        "{finding}"
+    );
 
     // Fixed: no more restarts, the container stays down, the finding resolves.
     vigil_tests::docker::docker_ok(&["update", "--restart=no", looping.id()]);
@@ -210,7 +222,11 @@ async fn certificates_about_to_expire_in_a_file_and_on_a_port_are_found_and_reso
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     })
     .await;
-    assert!(listening, "openssl s_server did not start: {}", server.output());
+    assert!(
+        listening,
+        "openssl s_server did not start: {}",
+        server.output()
+    );
     let ctrl = Controller::start(ControllerOptions {
         extra_args: vec![
             "--patrol".into(),
@@ -228,9 +244,7 @@ async fn certificates_about_to_expire_in_a_file_and_on_a_port_are_found_and_reso
     let found = wait_until(Duration::from_secs(60), || async {
         let files = findings(&ctrl.api, "open", "certificates").await;
         let ports = findings(&ctrl.api, "open", "tls_ports").await;
-        files.len() == 1
-            && files[0]["count"].as_i64().unwrap_or(0) >= 2
-            && ports.len() == 1
+        files.len() == 1 && files[0]["count"].as_i64().unwrap_or(0) >= 2 && ports.len() == 1
     })
     .await;
     assert!(found, "no findings\n{}", ctrl.log());
@@ -241,7 +255,10 @@ async fn certificates_about_to_expire_in_a_file_and_on_a_port_are_found_and_reso
         summary,
         format!("certificate {} expires in 2 days", file.display())
     );
-    assert!(finding["evidence"].as_str().unwrap().contains("notAfter="), "{finding}");
+    assert!(
+        finding["evidence"].as_str().unwrap().contains("notAfter="),
+        "{finding}"
+    );
     let served = findings(&ctrl.api, "open", "tls_ports").await.remove(0);
     assert_eq!(served["severity"], "warning", "{served}");
     assert_eq!(

@@ -85,6 +85,9 @@ pub struct ToolRunner {
     pub(super) actor: String,
     events: mpsc::UnboundedSender<ChatEvent>,
     pub(super) cancel: CancellationToken,
+    /// An investigation's turn (`read_only`, run by `vigil-patrol`): a write it asks for is
+    /// raised as a pending approval for a person, and the turn does not wait for it.
+    pub(super) proposes: bool,
 }
 
 /// Records the facts of a result; a successful write makes its target's facts stale.
@@ -121,6 +124,9 @@ impl ToolRunner {
             actor: format!("{} (assistant {})", turn.caller.name, turn.session_id),
             events: turn.events_sender(),
             cancel: turn.cancel.clone(),
+            proposes: turn.caller.name == crate::findings::investigate::INVESTIGATOR
+                && turn.caller.role >= crate::roles::Role::Operator
+                && turn.level == ControlLevel::ReadOnly,
         }
     }
 
@@ -141,6 +147,7 @@ impl ToolRunner {
             actor,
             events,
             cancel,
+            proposes: false,
         }
     }
 

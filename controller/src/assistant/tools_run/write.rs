@@ -145,7 +145,9 @@ async fn read_current(
 
 /// Runs a write call by the session's control level.
 pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
-    if let Some(refused) = refused_read_only(runner) {
+    if !runner.proposes
+        && let Some(refused) = refused_read_only(runner)
+    {
         return refused;
     }
     let (command, resource, diff) = match plan(runner, prepared).await {
@@ -172,7 +174,54 @@ pub(super) async fn run(runner: &ToolRunner, prepared: &Prepared) -> Envelope {
         timeout_s: 0,
     };
     let shown = format!("{} ({})", resource.id, route.audit_target());
+    if runner.proposes {
+        return propose(runner, prepared, new, shown).await;
+    }
     raise_and_wait(runner, prepared, new, shown).await
+}
+
+/// An investigation's write: a pending approval for a person, not waited for. Nothing
+/// runs unless a person approves it; approved later, it runs as any approved write.
+async fn propose(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+    new: NewApproval,
+    shown_target: String,
+) -> Envelope {
+    let pending = match runner.assistant.approvals().request(new).await {
+        Ok(pending) => pending,
+        Err(error) => {
+            return Envelope::failed(
+                ErrorCode::ExecutionFailed,
+                format!("cannot raise the approval: {error}"),
+                true,
+                json!({}),
+            );
+        }
+    };
+    let row = &pending.row;
+    runner.emit(ChatEvent::ApprovalNeeded(ApprovalNeeded {
+        approval_id: row.id.clone(),
+        tool_call_id: prepared.call.id.clone(),
+        command: row.command.clone(),
+        target: shown_target,
+        risk: row.risk.clone(),
+        reasons: row.reasons.clone(),
+        diff: row.diff.clone(),
+        expires_at: row.expires_at,
+    }));
+    Envelope::blocked(
+        ErrorCode::ApprovalRequired,
+        format!(
+            "proposed as approval {}: a person decides; nothing runs unless they approve it",
+            row.id
+        ),
+        json!({
+            "approval_id": row.id, "status": "pending", "expires_at": row.expires_at,
+            "recovery_hint": "say in your answer what the change does and why; do not ask again",
+            "auto_recoverable": false,
+        }),
+    )
 }
 
 /// The refusal of a write in a `read_only` session.

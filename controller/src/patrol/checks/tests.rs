@@ -249,11 +249,17 @@ fn certificates_close_to_expiry() {
     );
     assert_eq!(found[2].summary, "certificate /e.pem has expired");
     let port = Check::TlsPorts.commands(&[], &[8006]).remove(0);
-    let served = [out(&port, &at(5), 0), out(&Check::TlsPorts.commands(&[], &[22]).remove(0), "", 1)];
+    let served = [
+        out(&port, &at(5), 0),
+        out(&Check::TlsPorts.commands(&[], &[22]).remove(0), "", 1),
+    ];
     let found = problems(evaluate(Check::TlsPorts, &served, &ctx));
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].item, "port 8006");
-    assert_eq!(found[0].summary, "the certificate on port 8006 expires in 5 days");
+    assert_eq!(
+        found[0].summary,
+        "the certificate on port 8006 expires in 5 days"
+    );
 }
 
 #[test]
