@@ -9,9 +9,9 @@
 pub mod checks;
 pub mod settings;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -46,6 +46,8 @@ pub struct Patrol {
     findings: Findings,
     settings: Arc<PatrolSettings>,
     running: Arc<Semaphore>,
+    /// The (check, resource) runs started and not ended.
+    in_flight: Arc<Mutex<HashSet<(Check, String)>>>,
 }
 
 impl Patrol {
@@ -56,7 +58,14 @@ impl Patrol {
             findings,
             settings: Arc::new(settings),
             running: Arc::new(Semaphore::new(CONCURRENCY)),
+            in_flight: Arc::default(),
         }
+    }
+
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashSet<(Check, String)>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Runs checks until `shutdown`.
@@ -126,17 +135,19 @@ impl Patrol {
                 if next > now {
                     continue;
                 }
-                due.insert(key, now + settings.interval);
-                let Ok(permit) = self.running.clone().try_acquire_owned() else {
-                    // Busy: it comes round again next tick.
-                    due.insert((*check, resource.id.to_string()), now);
-                    return;
-                };
+                // A run that has not ended yet (a slow agent) is not started again.
+                if !self.in_flight().insert(key.clone()) {
+                    continue;
+                }
+                due.insert(key.clone(), now + settings.interval);
                 let (patrol, check, resource) = (self.clone(), *check, resource.clone());
                 let thresholds = settings.thresholds;
                 tokio::spawn(async move {
-                    patrol.run_check(check, &resource, thresholds).await;
-                    drop(permit);
+                    // At most CONCURRENCY runs at once; the others wait their turn here.
+                    if let Ok(_permit) = patrol.running.clone().acquire_owned().await {
+                        patrol.run_check(check, &resource, thresholds).await;
+                    }
+                    patrol.in_flight().remove(&key);
                 });
             }
         }

@@ -1,7 +1,9 @@
 //! Canned answers to exec requests; nothing is ever run. A read answers at once with
 //! `Started`, one stdout chunk (`vigil-fleet <hostname>`) and `Finished` with exit code 0.
 //! `sleep N` answers the same after N seconds (killed with signal 9 at the request's
-//! timeout or on a `Cancel`), which gives tests a slow agent. A write is rejected: the
+//! timeout or on a `Cancel`), which gives tests a slow agent. The commands of the
+//! controller's patrol checks get the answers of a healthy host (`patrol_answer`), so that
+//! patrol on a simulated fleet finds nothing, as on an idle one. A write is rejected: the
 //! simulator verifies no grants, so it accepts none.
 
 use std::time::{Duration, Instant};
@@ -34,7 +36,31 @@ pub enum Plan {
         delay: Duration,
         /// Whether it ends by the timeout.
         killed: bool,
+        /// A patrol check's answer (stdout, exit code) instead of the canned line.
+        patrol: Option<(&'static str, i32)>,
     },
+}
+
+/// A healthy host's answer to a command of the controller's patrol checks.
+pub fn patrol_answer(command: &str) -> Option<(&'static str, i32)> {
+    const DF: &str = "Filesystem     Type 1024-blocks    Used Available Capacity Mounted on\n\
+                      /dev/sda1      ext4    41152736 9000000  30000000      24% /\n";
+    const DF_I: &str = "Filesystem     Type  Inodes  IUsed   IFree IUse% Mounted on\n\
+                        /dev/sda1      ext4 2621440 120000 2501440    5% /\n";
+    const MEMINFO: &str = "MemTotal:        4000000 kB\nMemAvailable:    3000000 kB\n";
+    let answer = match command {
+        c if c.starts_with("df -P -T -i") => (DF_I, 0),
+        c if c.starts_with("df -P -T") => (DF, 0),
+        "cat /proc/meminfo" => (MEMINFO, 0),
+        c if c.starts_with("systemctl list-units --state=failed") => ("", 0),
+        c if c.starts_with("docker ps --all") => ("web\trunning\tUp 3 days (healthy)\n", 0),
+        c if c.starts_with("zpool list") => ("rpool\tONLINE\n", 0),
+        // No such file, no certificate served: the check skips it.
+        c if c.starts_with("openssl ") => ("", 1),
+        c if c.starts_with("grep -s -H '^onboot") => ("", 1),
+        _ => return None,
+    };
+    Some(answer)
 }
 
 /// The plan for `request`.
@@ -62,6 +88,7 @@ pub fn plan(request: &ExecRequest) -> Plan {
     Plan::Run {
         delay: delay.min(timeout),
         killed: delay > timeout,
+        patrol: patrol_answer(&request.command),
     }
 }
 
@@ -82,7 +109,7 @@ fn message(request_id: &str, kind: exec_event::Kind) -> AgentMessage {
 /// Sends the events of `plan` for `request_id` on `out`.
 pub async fn play(plan: Plan, request_id: String, hostname: &str, out: mpsc::Sender<AgentMessage>) {
     let send = |kind| out.send(message(&request_id, kind));
-    let (delay, killed) = match plan {
+    let (delay, killed, patrol) = match plan {
         Plan::Reject { code, reason } => {
             let rejected = Rejected {
                 code: code.to_owned(),
@@ -91,7 +118,11 @@ pub async fn play(plan: Plan, request_id: String, hostname: &str, out: mpsc::Sen
             let _ = send(exec_event::Kind::Rejected(rejected)).await;
             return;
         }
-        Plan::Run { delay, killed } => (delay, killed),
+        Plan::Run {
+            delay,
+            killed,
+            patrol,
+        } => (delay, killed, patrol),
     };
     let started = Instant::now();
     if send(exec_event::Kind::Started(Started {})).await.is_err() {
@@ -103,11 +134,18 @@ pub async fn play(plan: Plan, request_id: String, hostname: &str, out: mpsc::Sen
     let status = if killed {
         finished::Status::Signal(9)
     } else {
-        let stdout = canned_stdout(hostname).into_bytes();
-        if send(exec_event::Kind::StdoutChunk(stdout)).await.is_err() {
+        let (stdout, code) = match patrol {
+            Some((text, code)) => (text.to_owned(), code),
+            None => (canned_stdout(hostname), 0),
+        };
+        if !stdout.is_empty()
+            && send(exec_event::Kind::StdoutChunk(stdout.into_bytes()))
+                .await
+                .is_err()
+        {
             return;
         }
-        finished::Status::ExitCode(0)
+        finished::Status::ExitCode(code)
     };
     let _ = send(finished_event(status, started)).await;
 }
@@ -147,6 +185,7 @@ mod tests {
         let run = |delay_ms, killed| Plan::Run {
             delay: Duration::from_millis(delay_ms),
             killed,
+            patrol: None,
         };
         assert_eq!(plan(&request("uname -s", ExecMode::Read, 0)), run(0, false));
         assert_eq!(
@@ -203,5 +242,39 @@ mod tests {
             })
         ));
         assert_eq!(kinds.len(), 3);
+    }
+
+    #[test]
+    fn patrol_commands_get_a_healthy_hosts_answers() {
+        use vigil_controller::patrol::checks::{Check, Context, Output, Verdict, evaluate};
+        for check in Check::ALL {
+            let commands = check.commands(&["/etc/ssl/site.pem".to_owned()], &[443]);
+            let outputs: Vec<Output> = commands
+                .iter()
+                .map(|command| {
+                    let (stdout, code) = patrol_answer(command)
+                        .unwrap_or_else(|| panic!("no canned answer to {command:?}"));
+                    Output {
+                        command: command.clone(),
+                        stdout: stdout.into(),
+                        exit_code: Some(code),
+                    }
+                })
+                .collect();
+            if outputs.is_empty() {
+                continue;
+            }
+            let ctx = Context {
+                children: &[],
+                thresholds: check.default_thresholds(),
+                now: 0,
+            };
+            match evaluate(check, &outputs, &ctx) {
+                Verdict::Checked(problems) => {
+                    assert!(problems.is_empty(), "{check:?}: {problems:?}")
+                }
+                Verdict::Skipped(why) => panic!("{check:?} skipped: {why}"),
+            }
+        }
     }
 }
