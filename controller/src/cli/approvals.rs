@@ -1,14 +1,13 @@
 //! `vigil-controller approvals [list] | approve ID | deny ID --reason TEXT`, through the
 //! controller's HTTP API. Deciding needs an operator token.
 
-use std::io::Write;
-
 use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::client::{ApiClient, ClientArgs};
-use crate::{Error, Result};
+use super::table::write_out;
+use crate::Result;
 
 /// `vigil-controller approvals …` (without a subcommand: `list`).
 #[derive(Debug, Args)]
@@ -137,10 +136,7 @@ pub fn table(rows: &[Value]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut command = text(&r["command"]).replace('\n', " ");
-            if command.chars().count() > 60 {
-                command = command.chars().take(57).collect::<String>() + "...";
-            }
+            let command = super::table::cell(&text(&r["command"]), 60);
             vec![
                 text(&r["id"]),
                 text(&r["status"]),
@@ -157,11 +153,4 @@ pub fn table(rows: &[Value]) -> String {
         })
         .collect();
     super::table::render(&header, &rows)
-}
-
-fn write_out(text: &str) -> Result<()> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(Error::WriteOutput)
 }

@@ -1,14 +1,13 @@
 //! `vigil-controller findings [list] | ack ID | snooze ID --for DURATION`, through the
 //! controller's HTTP API. Acknowledging and snoozing need an operator token.
 
-use std::io::Write;
-
 use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::client::{ApiClient, ClientArgs};
-use crate::{Error, Result};
+use super::table::write_out;
+use crate::Result;
 
 /// `vigil-controller findings …` (without a subcommand: `list`).
 #[derive(Debug, Args)]
@@ -169,10 +168,7 @@ pub fn table(rows: &[Value]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut summary = text(&r["summary"]).replace('\n', " ");
-            if summary.chars().count() > 60 {
-                summary = summary.chars().take(57).collect::<String>() + "...";
-            }
+            let summary = super::table::cell(&text(&r["summary"]), 60);
             let resource = r["resource_name"]
                 .as_str()
                 .or(r["resource_id"].as_str())
@@ -191,13 +187,6 @@ pub fn table(rows: &[Value]) -> String {
         })
         .collect();
     super::table::render(&header, &rows)
-}
-
-fn write_out(text: &str) -> Result<()> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(Error::WriteOutput)
 }
 
 #[cfg(test)]

@@ -1,4 +1,25 @@
-//! Aligned plain-text tables for the CLI's list commands.
+//! Aligned plain-text tables for the CLI's list commands, their cells, and writing them
+//! out.
+
+use std::io::Write;
+
+/// Writes `text` to standard output as it is.
+pub fn write_out(text: &str) -> crate::Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(crate::Error::WriteOutput)
+}
+
+/// `text` on one line, cut to `max` characters with `...`.
+pub fn cell(text: &str, max: usize) -> String {
+    let line = text.replace('\n', " ");
+    if line.chars().count() > max {
+        line.chars().take(max.saturating_sub(3)).collect::<String>() + "..."
+    } else {
+        line
+    }
+}
 
 /// `header` and `rows` as columns padded to their widest cell, two spaces apart, without
 /// trailing spaces; one line each.

@@ -190,26 +190,10 @@ async fn propose(
 ) -> Envelope {
     let pending = match runner.assistant.approvals().request(new).await {
         Ok(pending) => pending,
-        Err(error) => {
-            return Envelope::failed(
-                ErrorCode::ExecutionFailed,
-                format!("cannot raise the approval: {error}"),
-                true,
-                json!({}),
-            );
-        }
+        Err(error) => return not_raised(&error),
     };
     let row = &pending.row;
-    runner.emit(ChatEvent::ApprovalNeeded(ApprovalNeeded {
-        approval_id: row.id.clone(),
-        tool_call_id: prepared.call.id.clone(),
-        command: row.command.clone(),
-        target: shown_target,
-        risk: row.risk.clone(),
-        reasons: row.reasons.clone(),
-        diff: row.diff.clone(),
-        expires_at: row.expires_at,
-    }));
+    announce(runner, prepared, row, shown_target);
     Envelope::blocked(
         ErrorCode::ApprovalRequired,
         format!(
@@ -222,6 +206,35 @@ async fn propose(
             "auto_recoverable": false,
         }),
     )
+}
+
+/// The answer when an approval could not be stored.
+fn not_raised(error: &crate::Error) -> Envelope {
+    Envelope::failed(
+        ErrorCode::ExecutionFailed,
+        format!("cannot raise the approval: {error}"),
+        true,
+        json!({}),
+    )
+}
+
+/// Tells the stream that approval `row` waits for a person.
+fn announce(
+    runner: &ToolRunner,
+    prepared: &Prepared,
+    row: &crate::store::approvals::ApprovalRow,
+    shown_target: String,
+) {
+    runner.emit(ChatEvent::ApprovalNeeded(ApprovalNeeded {
+        approval_id: row.id.clone(),
+        tool_call_id: prepared.call.id.clone(),
+        command: row.command.clone(),
+        target: shown_target,
+        risk: row.risk.clone(),
+        reasons: row.reasons.clone(),
+        diff: row.diff.clone(),
+        expires_at: row.expires_at,
+    }));
 }
 
 /// The refusal of a write in a `read_only` session.
@@ -253,27 +266,10 @@ pub(super) async fn raise_and_wait(
     };
     let pending = match pending {
         Ok(pending) => pending,
-        Err(error) => {
-            return Envelope::failed(
-                ErrorCode::ExecutionFailed,
-                format!("cannot raise the approval: {error}"),
-                true,
-                json!({}),
-            );
-        }
+        Err(error) => return not_raised(&error),
     };
     if runner.level == ControlLevel::Controlled {
-        let row = &pending.row;
-        runner.emit(ChatEvent::ApprovalNeeded(ApprovalNeeded {
-            approval_id: row.id.clone(),
-            tool_call_id: prepared.call.id.clone(),
-            command: row.command.clone(),
-            target: shown_target,
-            risk: row.risk.clone(),
-            reasons: row.reasons.clone(),
-            diff: row.diff.clone(),
-            expires_at: row.expires_at,
-        }));
+        announce(runner, prepared, &pending.row, shown_target);
     }
     wait(runner, prepared, pending).await
 }
