@@ -291,13 +291,14 @@ impl Patrol {
             if agent.connected {
                 continue;
             }
-            let since = agent
-                .id
-                .parse()
-                .ok()
-                .and_then(|id| agents.get(id))
-                .and_then(|row| row.last_seen);
-            let minutes = since.map_or(f64::MAX, |s| (now - s) as f64 / 60.0);
+            let row = agent.id.parse().ok().and_then(|id| agents.get(id));
+            // Never connected: counted from its enrollment (an agent being installed).
+            let (since, ever) = match row.as_ref().map(|r| (r.last_seen, r.created_at)) {
+                Some((Some(seen), _)) => (seen, true),
+                Some((None, enrolled)) => (enrolled, false),
+                None => continue,
+            };
+            let minutes = (now - since) as f64 / 60.0;
             let severity = if minutes >= critical {
                 crate::findings::Severity::Critical
             } else if minutes >= warning {
@@ -305,13 +306,14 @@ impl Patrol {
             } else {
                 continue;
             };
-            let summary = match since {
-                Some(s) => format!(
-                    "agent {} has been offline since {}",
-                    agent.hostname,
-                    crate::clock::rfc3339(s)
-                ),
-                None => format!("agent {} has never connected", agent.hostname),
+            let at = crate::clock::rfc3339(since);
+            let summary = if ever {
+                format!("agent {} has been offline since {at}", agent.hostname)
+            } else {
+                format!(
+                    "agent {} has not connected since it enrolled at {at}",
+                    agent.hostname
+                )
             };
             let seen = Observation {
                 check: Check::AgentOffline.as_str().into(),

@@ -280,3 +280,88 @@ async fn certificates_about_to_expire_in_a_file_and_on_a_port_are_found_and_reso
     assert!(resolved, "never resolved\n{}", ctrl.log());
     drop(agent);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_offline_is_found_snoozed_and_resolves_when_it_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("controller.toml");
+    // Minutes: a warning after 3 s offline, critical after an hour.
+    std::fs::write(
+        &config,
+        "[patrol_checks.agent_offline]\nwarning = 0.05\ncritical = 60\n",
+    )
+    .unwrap();
+    let ctrl = Controller::start(ControllerOptions {
+        extra_args: vec![
+            "--patrol".into(),
+            "--patrol-interval-s".into(),
+            "1".into(),
+            "--config".into(),
+            config.display().to_string(),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let mut agent = Agent::join_connected(&ctrl, AgentOptions::default()).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        findings(&ctrl.api, "open", "agent_offline")
+            .await
+            .is_empty(),
+        "a connected agent is not offline"
+    );
+    agent.stop();
+    let found = wait_until(Duration::from_secs(60), || async {
+        findings(&ctrl.api, "open", "agent_offline").await.len() == 1
+    })
+    .await;
+    assert!(found, "no finding\n{}", ctrl.log());
+    let finding = findings(&ctrl.api, "open", "agent_offline").await.remove(0);
+    assert_eq!(finding["severity"], "warning", "{finding}");
+    assert_eq!(
+        finding["resource_id"],
+        format!("host:{}", agent.state.id).as_str()
+    );
+
+    // Snoozed: still open, no longer counted in the header.
+    let id = finding["id"].as_str().unwrap().to_owned();
+    let (code, out, err) = ctrl.cli(&[
+        "findings",
+        "snooze",
+        &id,
+        "--for",
+        "2h",
+        "--url",
+        ctrl.api.base(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("snoozed until"), "{out}");
+    let (_, summary) = ctrl.api.get("/api/findings/summary").await;
+    assert_eq!(summary["open"], 0, "{summary}");
+    let (code, body) = ctrl
+        .api
+        .post(
+            &format!("/api/findings/{id}/snooze"),
+            &serde_json::json!({"until": "2001-01-01T00:00:00Z"}),
+        )
+        .await;
+    assert_eq!(code, 400, "a time in the past: {body}");
+
+    agent.start(&AgentOptions::default());
+    let resolved = wait_until(Duration::from_secs(60), || async {
+        findings(&ctrl.api, "open", "agent_offline")
+            .await
+            .is_empty()
+            && findings(&ctrl.api, "resolved", "agent_offline").await.len() == 1
+    })
+    .await;
+    assert!(resolved, "never resolved\n{}", ctrl.log());
+    let (code, body) = ctrl
+        .api
+        .post(&format!("/api/findings/{id}/ack"), &serde_json::json!({}))
+        .await;
+    assert_eq!(
+        code, 409,
+        "a resolved finding cannot be acknowledged: {body}"
+    );
+}
