@@ -230,7 +230,8 @@ fn evidence(output: &Output, lines: &[&str]) -> String {
     text
 }
 
-fn level(value: f64, (warning, critical): (f64, f64)) -> Option<Severity> {
+/// The severity of `value` against (warning, critical) thresholds that rise with it.
+pub fn level(value: f64, (warning, critical): (f64, f64)) -> Option<Severity> {
     if value >= critical {
         Some(Severity::Critical)
     } else if value >= warning {

@@ -299,11 +299,7 @@ impl Patrol {
                 None => continue,
             };
             let minutes = (now - since) as f64 / 60.0;
-            let severity = if minutes >= critical {
-                crate::findings::Severity::Critical
-            } else if minutes >= warning {
-                crate::findings::Severity::Warning
-            } else {
+            let Some(severity) = checks::level(minutes, (warning, critical)) else {
                 continue;
             };
             let at = crate::clock::rfc3339(since);
